@@ -23,7 +23,7 @@ import type { JobKind } from '../shared/kinds/index.js';
 import { BATCH_ITEM_PRIORITY, itemJobId } from '../shared/batches.js';
 import type { BatchActivities, BatchStep } from '../workflows/batch-types.js';
 
-export interface BatchActivityDeps {
+interface BatchActivityDeps {
   db: Database;
   jobs: JobService;
   config: Pick<Config, 'BATCH_START_PER_SECOND'>;

@@ -15,7 +15,7 @@ import type { BulkAction } from '../db/bulk-action-schema.js';
 import { BULK_ACTION_PER_SECOND } from '../shared/bulk-actions.js';
 import type { BulkActionActivities, BulkActionStep } from '../workflows/bulk-action-types.js';
 
-export interface BulkActionActivityDeps {
+interface BulkActionActivityDeps {
   db: Database;
   storage: Storage;
   jobs: JobService;

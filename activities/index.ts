@@ -19,7 +19,7 @@ import { createBatchActivities } from './batches.js';
 import { createBulkActionActivities } from './bulk-actions.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchSlotLeaseMs, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
-export interface ActivityDeps {
+interface ActivityDeps {
   db: Database;
   storage: Storage;
   /** The process's job service (worker/workers.ts builds it): every status move goes through it. */
@@ -31,7 +31,7 @@ export interface ActivityDeps {
   logger?: Logger;
 }
 
-export function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
+function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
   const local = createLocalAdapter({
     ffmpegPath: config.FFMPEG_PATH,
     ffprobePath: config.FFPROBE_PATH,

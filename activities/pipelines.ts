@@ -38,14 +38,14 @@ import { failJob } from '../jobs/moves.js';
 import { enqueuePipelineEvent } from '../db/repos/pipeline-events.js';
 import { createStepCheckpoint, failPipeline } from './pipeline-checkpoint.js';
 
-export interface PipelineActivityDeps {
+interface PipelineActivityDeps {
   db: Database;
   jobs: JobService;
   config: Config;
 }
 
 /** The child start of a step's job: the options the gateway's start of a job sets (workflows/client.ts startJobWorkflow). */
-export function childStartOf(
+function childStartOf(
   job: Job,
   config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'JOB_START_WAIT_MS' | 'FAIR_SHARE'>,
 ): ChildStart {

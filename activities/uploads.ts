@@ -31,7 +31,7 @@ type FetchConfig = Pick<
 >;
 
 /** Per-workspace slots of the fleet's remote fetches in flight. */
-export interface WorkspaceFetchSlots {
+interface WorkspaceFetchSlots {
   /** A release function (resolved once the slot is free; a second call frees nothing), or null when the workspace already holds its share. */
   tryAcquire(workspaceId: string): Promise<(() => Promise<void>) | null>;
 }
@@ -81,7 +81,7 @@ async function cancellationSignal(): Promise<AbortSignal | undefined> {
   }
 }
 
-export interface StoredRemote {
+interface StoredRemote {
   key: string;
   type: MediaType;
   size: number;
@@ -225,8 +225,6 @@ export function createUploadActivities(deps: { db: Database; storage: Storage; c
   } satisfies UploadFetchActivities;
   return activities;
 }
-
-export type UploadActivities = ReturnType<typeof createUploadActivities>;
 
 function safeDecode(s: string | undefined): string | undefined {
   if (s === undefined) return undefined;

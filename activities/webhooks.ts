@@ -77,7 +77,7 @@ export interface WebhookActivityDeps {
 }
 
 /** The destination a circuit is kept for (with the workspace): the receiver's host (with a non-default port); an unparsable URL is its own key. */
-export function destinationOf(url: string): string {
+function destinationOf(url: string): string {
   try {
     return new URL(url).host.toLowerCase();
   } catch {

@@ -9,7 +9,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export type FlagSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean; help: string }>;
+type FlagSpec = Record<string, { type: 'string' | 'boolean'; required?: boolean; help: string }>;
 
 export interface Command {
   usage: string;

@@ -26,7 +26,7 @@ const PREVIEW_SIZE = { width: 360, height: 640 };
 const THUMBNAIL_HEIGHT = 320;
 const SILENT_PREVIEW_SECONDS = 2;
 
-export interface SeedCatalogOptions {
+interface SeedCatalogOptions {
   ffmpegPath?: string;
   espeakPath?: string;
   /** Actors rendered at once (each spawns ffmpeg / espeak-ng). */
@@ -36,7 +36,7 @@ export interface SeedCatalogOptions {
   log?: (message: string) => void;
 }
 
-export interface SeedCatalogResult {
+interface SeedCatalogResult {
   voices: number;
   actors: number;
   mediaCreated: number;
@@ -215,10 +215,10 @@ function seedNumber(id: string): number {
 
 // ---------------------------------------------------------------- demo workspace
 
-export const DEMO_OWNER_EMAIL = 'demo@example.com';
-export const DEMO_WORKSPACE_NAME = 'Demo workspace';
-export const DEMO_PROJECT_NAME = 'Demo project';
-export const DEMO_KEY_NAME = 'demo (npm run dev)';
+const DEMO_OWNER_EMAIL = 'demo@example.com';
+const DEMO_WORKSPACE_NAME = 'Demo workspace';
+const DEMO_PROJECT_NAME = 'Demo project';
+const DEMO_KEY_NAME = 'demo (npm run dev)';
 export const DEMO_CREDITS = 10_000;
 
 export interface DemoSeed {

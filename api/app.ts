@@ -169,6 +169,6 @@ const LIMITER_POOL_SIZE = 4;
  * handshake, seconds on a CPU-starved host, while the lease itself is one short statement), and
  * two seconds to connect or to run a lease before the request is refused with 503.
  */
-export function createLimiterDb(databaseUrl: string): Database {
+function createLimiterDb(databaseUrl: string): Database {
   return createDb(databaseUrl, LIMITER_POOL_SIZE, { connectionTimeoutMillis: 2_000, statement_timeout: 2_000, query_timeout: 3_000, idleTimeoutMillis: 0 });
 }

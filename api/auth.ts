@@ -51,7 +51,7 @@ export { CREATION_CHANNEL, KEY_LISTENER_NAME, REVOCATION_CHANNEL } from './key-l
 
 export type { RateClass } from './rate-limit.js';
 
-export interface AuthContext {
+interface AuthContext {
   workspaceId: string;
   apiKeyId: string;
   /** Its creator is an owner of the workspace now (within CACHE_TTL_MS): owner-only endpoints answer it. */
@@ -136,7 +136,7 @@ interface CachedKey {
   expiresAt: number;
 }
 
-export interface AuthDeps {
+interface AuthDeps {
   db: Database;
   /** The rate limiter's own small pool (fails fast); defaults to `db`. */
   limiterDb?: Database;

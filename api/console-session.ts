@@ -19,16 +19,16 @@ import type { Database } from '../db/index.js';
 import { ApiError } from './errors.js';
 import { jsonBody } from './body.js';
 
-export const SESSION_COOKIE = 'mg_console';
+const SESSION_COOKIE = 'mg_console';
 /** How long a session lives from sign-in: a working session, not a remembered login. */
-export const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
+const SESSION_TTL_MS = 8 * 60 * 60 * 1000;
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const hashSessionId = (id: string): string => `sha256:${createHash('sha256').update(id, 'utf8').digest('hex')}`;
 
 /** The session cookie's value, or null when the request carries none (or a malformed one). */
-export function sessionCookieOf(req: Request): string | null {
+function sessionCookieOf(req: Request): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
   for (const part of header.split(';')) {
@@ -42,7 +42,7 @@ export function sessionCookieOf(req: Request): string | null {
 }
 
 /** Refuses a state-changing request whose cookie was sent from another origin (403). */
-export function refuseCrossSite(req: Request): void {
+function refuseCrossSite(req: Request): void {
   if (SAFE_METHODS.has(req.method)) return;
   const fetchSite = req.headers['sec-fetch-site'];
   if (fetchSite !== undefined && fetchSite !== 'same-origin') {
@@ -63,7 +63,7 @@ function setCookie(req: Request, res: Response, value: string, maxAgeS: number):
   res.append('Set-Cookie', `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeS}; HttpOnly; SameSite=Strict${secure}`);
 }
 
-export interface ConsoleSessions {
+interface ConsoleSessions {
   /** For api/auth.ts: the key id a cookie-carrying request stands for, null without a cookie; 401 for an ended session, 403 cross-site. */
   sessionKeyOf(req: Request): Promise<string | null>;
   /** POST and DELETE /console/session: sign in with a key, sign out. Who is signed in, the console asks the API. */

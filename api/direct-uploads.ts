@@ -51,7 +51,7 @@ export class DirectUploadRefused extends Error {
  * same guard as every other upload path; throws MediaError when it is refused. Answers the
  * inspection with the ETag and size of exactly the object read.
  */
-export async function inspectStoredObject(
+async function inspectStoredObject(
   storage: Storage,
   key: string,
   opts: { declaredType: AcceptedMime; limit: number; maxPixels: number },
@@ -69,7 +69,7 @@ export async function inspectStoredObject(
   }
 }
 
-export interface DirectUploadDeps {
+interface DirectUploadDeps {
   db: Database;
   storage: Storage;
   config: Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS' | 'UPLOAD_RETENTION_SECONDS'>;

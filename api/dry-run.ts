@@ -41,7 +41,7 @@ export const dryRunResultSchema = z.object({
       "when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline",
     ),
 });
-export type DryRunResult = z.infer<typeof dryRunResultSchema>;
+type DryRunResult = z.infer<typeof dryRunResultSchema>;
 
 /**
  * Middleware before a create's handler (after the body parser): answers a dry run with `quote`,

@@ -11,7 +11,7 @@ import { parseOr400 } from './validate.js';
 type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
 
 /** What a handler receives: the request and response, the parsed body and query, and its router's services. */
-export interface EndpointContext<S, B, Q> {
+interface EndpointContext<S, B, Q> {
   req: Request;
   res: Response;
   body: Parsed<B>;
@@ -19,7 +19,7 @@ export interface EndpointContext<S, B, Q> {
   services: S;
 }
 
-export interface EndpointSpec<S, B extends z.ZodType | undefined, Q extends z.ZodType | undefined> extends Omit<Operation, 'body' | 'query'> {
+interface EndpointSpec<S, B extends z.ZodType | undefined, Q extends z.ZodType | undefined> extends Omit<Operation, 'body' | 'query'> {
   /** JSON body schema: the endpoint accepts application/json only, and the handler gets the parsed body. */
   body?: B;
   /** Query schema: the handler gets the parsed query. */

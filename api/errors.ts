@@ -43,7 +43,7 @@ export const errorCodes = [
   'internal_error',
   'service_unavailable',
 ] as const;
-export type ErrorCode = (typeof errorCodes)[number];
+type ErrorCode = (typeof errorCodes)[number];
 
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -130,7 +130,7 @@ const grpcOutageCodes = new Set([14, 4]);
  * class 08, 57P01–57P03, too many connections), pool connect timeouts, and Temporal's gRPC
  * UNAVAILABLE / DEADLINE_EXCEEDED. Walks the cause chain and aggregated errors.
  */
-export function isDependencyOutage(err: unknown, depth = 0): boolean {
+function isDependencyOutage(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 5) return false;
   const e = err as { code?: unknown; message?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
   if (typeof e.code === 'string') {

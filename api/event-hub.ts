@@ -16,7 +16,7 @@ export interface RowWatcher<T> {
   onClose(): void;
 }
 
-export interface WatchTable<T> {
+interface WatchTable<T> {
   /** Starts delivering the key's changes to `watcher`; returns the function that stops it. */
   watch(key: string, watcher: RowWatcher<T>): () => void;
   /** Reads the key again if it is watched (a notification named it). */

@@ -31,7 +31,7 @@ export const logLastEventIdHeader = z.object({
 /** A page of the log is read at a time; a slow client holds at most one page in the socket's buffer. */
 const PAGE = 200;
 
-export interface EventLogSource {
+interface EventLogSource {
   /** Starts hearing that the log may have grown; returns the function that stops it. */
   watch(watcher: { onEvent(): void; onClose(): void }): () => void;
   /** The events numbered after `after`, in order, at most `limit`. */

@@ -38,7 +38,7 @@ function seenThrough(header: string | undefined): number {
 }
 
 /** What a stream follows: how to watch and read its row, and what of the row it sends. */
-export interface StreamedRow<T> {
+interface StreamedRow<T> {
   /** Names the row in log lines, e.g. `{ jobId }`. */
   log: Record<string, string>;
   /** Starts hearing the row's changes (the process's event hub); returns the function that stops it. */

@@ -18,7 +18,7 @@ import { tracing, tracingLogOptions } from '../shared/tracing.js';
 import { codecDataConverter } from '../codec/payload-codec.js';
 
 /** Log paths that may carry secrets; pino replaces them before anything is written. */
-export const redactPaths = [
+const redactPaths = [
   'req.headers.authorization',
   'req.headers.cookie',
   'headers.authorization',
@@ -32,7 +32,7 @@ export const redactPaths = [
   'config.AWS_SESSION_TOKEN',
 ];
 
-export interface GatewayOverrides {
+interface GatewayOverrides {
   /** A pool the caller owns (kept open at stop); else the gateway opens and closes its own. */
   db?: Database;
   storage?: Storage;

@@ -35,14 +35,14 @@ import {
   type IdempotencyRow,
 } from '../db/repos/idempotency.js';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+const IDEMPOTENCY_HEADER = 'idempotency-key';
+const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** A claim not refreshed for this long is stale (its gateway died); holders refresh it every third. */
-export const CLAIM_LEASE_MS = 30_000;
+const CLAIM_LEASE_MS = 30_000;
 /** Header on a replayed answer. */
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-export type BodyKind = 'json' | 'multipart';
+type BodyKind = 'json' | 'multipart';
 
 /** How the document states the header on every operation that takes it. */
 export const IDEMPOTENCY_NOTE =
@@ -101,16 +101,16 @@ export function canonicalJson(value: unknown): string {
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
-export function jsonFingerprint(operation: string, body: unknown): string {
+function jsonFingerprint(operation: string, body: unknown): string {
   return sha256(`${operation}\n${canonicalJson(body)}`);
 }
 
-export function multipartFingerprint(operation: string, parts: { projectId: string; fileName: string; fileSha256: string }): string {
+function multipartFingerprint(operation: string, parts: { projectId: string; fileName: string; fileSha256: string }): string {
   return sha256(`${operation}\n${canonicalJson(parts)}`);
 }
 
 /** The Idempotency-Key of a request (undefined without one); 400 when it is empty or too long. */
-export function idempotencyKeyOf(req: Request): string | undefined {
+function idempotencyKeyOf(req: Request): string | undefined {
   const raw = req.headers[IDEMPOTENCY_HEADER];
   if (raw === undefined) return undefined;
   const key = Array.isArray(raw) ? raw.join(', ') : raw;
@@ -164,7 +164,7 @@ const reused = () =>
   );
 
 /** Watches a repeated upload's transfer rate (api/uploads/limits.ts): calls `cut` when it is too slow; returns the function that stops watching. */
-export type RateWatch = (req: Request, cut: () => void) => () => void;
+type RateWatch = (req: Request, cut: () => void) => () => void;
 
 /**
  * Reads a repeated multipart upload to its end (storing nothing) and returns its fingerprint, or
@@ -235,7 +235,7 @@ function fingerprintOfMultipart(req: Request, operation: string, maxFileBytes: n
   });
 }
 
-export interface IdempotencyDeps {
+interface IdempotencyDeps {
   db: Database;
   logger: Logger;
 }

@@ -24,7 +24,7 @@ import { pipelineIdOfStepJob } from '../shared/pipelines.js';
 import { createWatchTable, type RowWatcher } from './event-hub.js';
 import type { PipelineView } from './pipeline-events.js';
 
-export interface JobWatcher {
+interface JobWatcher {
   /** Called with the job's row after each change (and after a reconnect); may repeat a row. */
   onJob(job: Job): void;
   /** The hub is closing (gateway shutdown): end the stream. */

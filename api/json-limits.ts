@@ -38,7 +38,7 @@ export function nestsDeeperThan(text: Uint8Array | string, max: number): boolean
   return false;
 }
 
-export function tooDeep(): ApiError {
+function tooDeep(): ApiError {
   return new ApiError(400, 'invalid_request', `request body nests objects and arrays deeper than ${MAX_JSON_DEPTH} levels (the limit is ${MAX_JSON_DEPTH})`);
 }
 

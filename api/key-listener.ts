@@ -11,7 +11,7 @@ export const KEY_LISTENER_NAME = 'gateway-api-keys';
 /** Past this many live keys the in-memory id set is not kept (every unknown id then costs a query). */
 export const KNOWN_IDS_MAX = 200_000;
 
-export interface KeyListener extends PgListener {
+interface KeyListener extends PgListener {
   /** Changes on every notification and every (re)connect, to detect races with a lookup. */
   generation(): number;
 }

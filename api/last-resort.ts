@@ -86,7 +86,7 @@ function describe(err: unknown): Record<string, unknown> {
  * The route a request matched (`/v1/jobs/:id`), or, before routing, its first two path segments:
  * a raw path may be a bearer (an upload's `/media/uploads/<token>`) or name a tenant's ids.
  */
-export function routeOf(req: IncomingMessage): string {
+function routeOf(req: IncomingMessage): string {
   const routed = req as IncomingMessage & { baseUrl?: string; route?: { path?: unknown } };
   if (typeof routed.route?.path === 'string') return `${routed.baseUrl ?? ''}${routed.route.path}`;
   const segments = (req.url ?? '').split('?')[0]!.split('/');
@@ -113,7 +113,7 @@ function endRequest({ req, res }: RequestScope): void {
   res.end(JSON.stringify(errorBody('internal_error', `internal error (request id ${requestId})`)));
 }
 
-export interface LastResortOptions {
+interface LastResortOptions {
   logger: Logger;
   /** Called once for a fatal error: stop gracefully and exit non-zero. */
   onFatal(err: unknown): void;

@@ -22,7 +22,7 @@ export interface ApiMetrics {
 }
 
 /** The provider circuit breakers that are not closed (db/repos/provider-circuits.ts openCircuits), read at each scrape. */
-export type CircuitReader = () => Promise<ReadonlyArray<{ provider: string; model: string; state: string }>>;
+type CircuitReader = () => Promise<ReadonlyArray<{ provider: string; model: string; state: string }>>;
 
 export function createApiMetrics(opts: { circuits?: CircuitReader } = {}): ApiMetrics {
   const registry = new Registry();

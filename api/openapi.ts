@@ -40,10 +40,10 @@ import { bulkActionEndpoints } from './routes/bulk-actions.js';
 
 type JsonObject = Record<string, unknown>;
 
-export const API_VERSION = '1.0.0';
+const API_VERSION = '1.0.0';
 
 /** GET /v1/openapi.json, declared once (its document is built on the first request, then kept). */
-export const openApiEndpoints = new Endpoints<{ document(): string }>().add({
+const openApiEndpoints = new Endpoints<{ document(): string }>().add({
   method: 'get',
   path: '/v1/openapi.json',
   summary: 'This OpenAPI 3.1 document',
@@ -185,7 +185,7 @@ function components(): JsonObject {
 }
 
 /** The deployment's settings the document states: the bounds a request is checked against at run time. */
-export interface DocumentSettings {
+interface DocumentSettings {
   serverUrl?: string;
   /** UPLOAD_MAX_RETENTION_SECONDS: the most an upload's `expires_in_seconds` may ask for (default 90 days). */
   uploadMaxRetentionSeconds?: number;

@@ -44,7 +44,7 @@ export type { RateClass };
 
 export const RATE_WINDOW_MS = 60_000;
 /** How long a block of leased tokens may be spent; a short window shortens it too. */
-export const LEASE_MS = 2_000;
+const LEASE_MS = 2_000;
 const MAX_BLOCK = 10_000;
 const BUCKETS_MAX = 100_000;
 const UNAVAILABLE_RETRY_S = 1;
@@ -65,12 +65,12 @@ export interface Lease {
   resetMs: number;
 }
 
-export function leaseMsFor(windowMs: number): number {
+function leaseMsFor(windowMs: number): number {
   return Math.min(LEASE_MS, Math.floor(windowMs / 10));
 }
 
 /** One lease round trip. Null when the key no longer exists or is revoked (the caller answers 401). */
-export async function leaseTokens(
+async function leaseTokens(
   db: Queryable,
   apiKeyId: string,
   cls: RateClass,
@@ -109,7 +109,7 @@ export function setRateLimitHeaders(res: Response, d: RateDecision): void {
   if (!d.allowed) res.setHeader('Retry-After', String(Math.max(1, resetSeconds)));
 }
 
-export function rateLimitedError(cls: RateClass, d: RateDecision): ApiError {
+function rateLimitedError(cls: RateClass, d: RateDecision): ApiError {
   // At least 1 ms: a refusal always asks the client to wait a little.
   const retryAfterMs = Math.max(1, d.resetMs);
   const what = cls === 'generate' ? 'generation' : cls === 'redeliver' ? 'webhook redelivery' : 'discovery and polling';
@@ -139,7 +139,7 @@ interface Bucket {
   lastSeen: number;
 }
 
-export interface RateLimiterDeps {
+interface RateLimiterDeps {
   db: Queryable;
   limits: Record<RateClass, number>;
   onRefused?: (cls: RateClass) => void;
@@ -150,7 +150,7 @@ export interface RateLimiterDeps {
   now?: () => number;
 }
 
-export interface RateLimiter {
+interface RateLimiter {
   /** Admits or refuses one request; null for a revoked key; throws 503 when Postgres fails. */
   take(apiKeyId: string, cls: RateClass): Promise<RateDecision | null>;
   middleware(cls: RateClass): RequestHandler;

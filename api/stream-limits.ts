@@ -12,13 +12,13 @@
 // key (a reconnect is then the 401 every expired key gets).
 import { ApiError } from './errors.js';
 
-export interface StreamCaps {
+interface StreamCaps {
   perKey: number;
   perWorkspace: number;
   total: number;
 }
 
-export interface StreamOwner {
+interface StreamOwner {
   workspaceId: string;
   apiKeyId: string;
   /** The key's rules: its expiry (epoch ms; null: none) ends the stream. */

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import type { Database, Tx } from '../db/index.js';
 import { ApiError } from './errors.js';
 
-export interface UsageBounds {
+interface UsageBounds {
   statementTimeoutMs: number;
   maxConcurrentPerWorkspace: number;
 }
@@ -22,7 +22,7 @@ export interface UsageBounds {
 export const USAGE_RETRY_MS = 2_000;
 
 /** The advisory lock keys of a workspace's usage slot (first key: the workspace, second: the slot). */
-export const usageSlotKey = (workspaceId: string) => sql<number>`hashtext(${`usage:${workspaceId}`})`;
+const usageSlotKey = (workspaceId: string) => sql<number>`hashtext(${`usage:${workspaceId}`})`;
 
 /** Runs `read` inside a transaction holding one of the workspace's usage slots, under the read's statement timeout. */
 export async function boundedUsageRead<T>(db: Database, workspaceId: string, bounds: UsageBounds, read: (tx: Tx) => Promise<T>): Promise<T> {

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ApiError } from './errors.js';
 
-export function formatIssues(error: z.ZodError): string {
+function formatIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((i) => {
@@ -68,7 +68,7 @@ export function queryInteger<S extends z.ZodNumber>(schema: S) {
 }
 
 export const DEFAULT_PAGE_LIMIT = 50;
-export const MAX_PAGE_LIMIT = 100;
+const MAX_PAGE_LIMIT = 100;
 
 /** A list's `limit` query parameter: 1 to MAX_PAGE_LIMIT, DEFAULT_PAGE_LIMIT when absent. */
 export const pageLimitQuery = (what = 'page size') =>

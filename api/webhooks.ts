@@ -20,7 +20,7 @@ const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 // The create bodies' webhook fields live with the kinds (shared/kinds/fields.ts); re-exported for the gateway.
 export { webhookFieldRules, webhookRequestFields } from '../shared/kinds/fields.js';
 
-export interface RequestedWebhook {
+interface RequestedWebhook {
   url: string;
   events: WebhookEventName[];
 }

@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { Payload } from '@temporalio/common';
 import type { AesGcmPayloadCodec } from './payload-codec.js';
 
-export interface CodecHttpOptions {
+interface CodecHttpOptions {
   codec: AesGcmPayloadCodec;
   token: string;
   /** Browser origins (the Web UI's) allowed to call /encode and /decode. */

@@ -23,7 +23,7 @@ const KEY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /** `id:base64,id2:base64` (commas or newlines between entries) into a map of 32-byte keys. */
-export function parseCodecKeys(raw: string, source: string): Map<string, Buffer> {
+function parseCodecKeys(raw: string, source: string): Map<string, Buffer> {
   const keys = new Map<string, Buffer>();
   for (const entry of raw.split(/[,\n]/).map((s) => s.trim())) {
     if (entry === '' || entry.startsWith('#')) continue;

@@ -21,7 +21,7 @@ const settingsSchema = z.object({
   TEMPORAL_NAMESPACE: coreEnv.TEMPORAL_NAMESPACE,
 });
 
-export class CodecServerConfigError extends Error {
+class CodecServerConfigError extends Error {
   override name = 'CodecServerConfigError';
 }
 

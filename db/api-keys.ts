@@ -5,7 +5,7 @@ import { randomToken } from '../shared/ids.js';
 
 const KEY_RE = /^mg_live_([0-9a-hjkmnp-tv-z]{16})_([0-9a-hjkmnp-tv-z]{32})$/;
 
-export interface GeneratedKey {
+interface GeneratedKey {
   id: string;
   secret: string;
   /** The full key, shown once. */
@@ -13,7 +13,7 @@ export interface GeneratedKey {
   secretHash: string;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return `sha256:${createHash('sha256').update(secret, 'utf8').digest('hex')}`;
 }
 

@@ -7,14 +7,14 @@ type NullableTime = ColumnType<Date | null, Date | null | undefined, Date | null
 
 export type BatchStatus = 'running' | 'completed' | 'canceled';
 /** An item's own status until it has a job; a started item's status is its job's. */
-export type BatchItemState = 'waiting' | 'started' | 'canceled' | 'failed';
+type BatchItemState = 'waiting' | 'started' | 'canceled' | 'failed';
 
 export interface BatchError {
   code: string;
   message: string;
 }
 
-export interface BatchTable {
+interface BatchTable {
   id: string;
   workspace_id: string;
   project_id: string;
@@ -33,7 +33,7 @@ export interface BatchTable {
   completed_at: NullableTime;
 }
 
-export interface BatchItemTable {
+interface BatchItemTable {
   batch_id: string;
   position: number;
   custom_id: string;

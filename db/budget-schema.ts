@@ -34,7 +34,7 @@ export interface BudgetChargeTable {
 export type Budget = Selectable<BudgetTable>;
 
 /** A workspace's low-balance alert settings (0100_balance_alerts): thresholds in credits, and where `balance.low` goes. */
-export interface BalanceAlertTable {
+interface BalanceAlertTable {
   workspace_id: string;
   thresholds: number[];
   url: string | null;

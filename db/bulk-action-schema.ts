@@ -7,12 +7,12 @@ export { bulkActionNames, type BulkActionName } from '../shared/bulk-actions.js'
 type Json<T> = ColumnType<T, string, string>;
 type NullableTime = ColumnType<Date | null, Date | null | undefined, Date | null>;
 
-export type BulkActionStatus = 'running' | 'completed';
+type BulkActionStatus = 'running' | 'completed';
 /** A job's state in the action: `pending` until the run applied the action to it. */
 export const bulkJobStates = ['pending', 'done', 'skipped', 'failed'] as const;
 export type BulkJobState = (typeof bulkJobStates)[number];
 
-export interface BulkActionTable {
+interface BulkActionTable {
   id: string;
   workspace_id: string;
   api_key_id: string | null;
@@ -28,7 +28,7 @@ export interface BulkActionTable {
   completed_at: NullableTime;
 }
 
-export interface BulkActionJobTable {
+interface BulkActionJobTable {
   bulk_action_id: string;
   job_id: string;
   status: Generated<BulkJobState>;
@@ -40,7 +40,6 @@ export interface BulkActionJobTable {
 }
 
 export type BulkAction = Selectable<BulkActionTable>;
-export type BulkActionJob = Selectable<BulkActionJobTable>;
 
 /** This file's tables, as the database interface (db/schema.ts `DB`) lists them. */
 export interface BulkActionTables {

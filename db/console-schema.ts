@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 
 /** A console browser session (0130_console_sessions): the hash of its cookie's id, and the key it stands for. */
-export interface ConsoleSessionTable {
+interface ConsoleSessionTable {
   id_hash: string;
   api_key_id: string;
   created_at: Generated<Date>;

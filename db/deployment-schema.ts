@@ -2,7 +2,7 @@
 import type { Generated } from 'kysely';
 
 /** A build that was its Worker Deployment's Current Version at least once. */
-export interface DeploymentBuildTable {
+interface DeploymentBuildTable {
   deployment_name: string;
   build_id: string;
   first_current_at: Generated<Date>;

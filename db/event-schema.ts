@@ -4,7 +4,7 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 
 /** One event of a workspace's log: numbered at its transaction's commit. */
-export interface WorkspaceEventTable {
+interface WorkspaceEventTable {
   /** The event id: its webhook delivery's `webhook-id`. */
   id: string;
   workspace_id: string;

@@ -36,7 +36,7 @@ export function fleetOfWorkerRole(kind: 'workflows' | 'io' | 'fetch' | 'webhooks
 }
 
 /** Privileges on one table: `select`, `insert`, `update`, `delete` (the whole table) or `update(a, b)`, `select(id)` (those columns). */
-export type TableGrant = string;
+type TableGrant = string;
 
 const READ = 'select';
 const APPEND = 'select, insert';
@@ -184,9 +184,9 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
   },
 };
 
-export type Privilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
+type Privilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';
 
-export interface ParsedGrant {
+interface ParsedGrant {
   /** Privileges on the whole table. */
   privileges: Privilege[];
   /** Column-level privileges (`update(a, b)`, `select(id)`): the columns of each. */

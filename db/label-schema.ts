@@ -2,7 +2,7 @@
 // (`m:<key>=<value>`) of a job or pipeline, keyed (workspace_id, label, created_at, id) so a list
 // filtered by a label walks its index newest first, a page reading about `limit` entries whatever
 // the tables hold. Written in the transaction of the create; a row is never updated.
-export interface JobLabelTable {
+interface JobLabelTable {
   workspace_id: string;
   label: string;
   /** The job's created_at (never changed by the service). */
@@ -10,7 +10,7 @@ export interface JobLabelTable {
   job_id: string;
 }
 
-export interface PipelineLabelTable {
+interface PipelineLabelTable {
   workspace_id: string;
   label: string;
   created_at: Date;

@@ -23,7 +23,7 @@ export interface CircuitPolicy {
 }
 
 /** A route attempt that ended: completed there (ok) or failed over (with why), by job `jobId`. */
-export interface RouteOutcome {
+interface RouteOutcome {
   ok: boolean;
   error?: string;
   jobId?: string;

@@ -3,14 +3,14 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /** A route with a slot pool (0024_route_slots): the row every take of the route locks. */
-export interface RouteSlotRouteTable {
+interface RouteSlotRouteTable {
   route: string;
   created_at: Generated<Date>;
   /** The route's slots as its last taker's ROUTE_SLOTS said: how many its releases may grant. */
   slots: number | null;
 }
 /** A slot a job holds at its route, from just before its provider submit until its request there ends. */
-export interface RouteSlotTable {
+interface RouteSlotTable {
   job_id: string;
   /** The ROUTE_SLOTS key: `provider` or `provider:model`. */
   route: string;
@@ -26,7 +26,7 @@ export interface RouteSlotTable {
   taken_attempt: Generated<number>;
 }
 /** A job waiting for a slot of its route: served in fair order by workspace. */
-export interface RouteSlotWaiterTable {
+interface RouteSlotWaiterTable {
   job_id: string;
   route: string;
   workspace_id: string;

@@ -1,5 +1,5 @@
 // Kysely table types: one interface per table, with Selectable / Insertable aliases.
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';
 import type { ApiKeyRuleColumns } from './api-key-schema.js';
 import type { AuditEventTable, JobTimelineTable } from './log-schema.js';
@@ -38,7 +38,7 @@ export type MemberRole = 'owner' | 'member';
 export type LedgerReason = 'charge' | 'refund' | 'recharge' | 'grant' | 'deduct';
 export type { UploadStatus } from '../shared/uploads.js';
 
-export interface WorkspaceTable {
+interface WorkspaceTable {
   id: string;
   name: string;
   credits: ColumnType<number, number | undefined, number>;
@@ -50,7 +50,7 @@ export interface WorkspaceTable {
   high_priority_allowed: Generated<boolean>;
 }
 
-export interface WorkspaceMemberTable {
+interface WorkspaceMemberTable {
   workspace_id: string;
   email: string;
   role: MemberRole;
@@ -68,7 +68,7 @@ export interface ApiKeyTable extends ApiKeyRuleColumns {
   revoked_at: Timestamp | null;
 }
 
-export interface ProjectTable {
+interface ProjectTable {
   id: string;
   workspace_id: string;
   name: string;
@@ -76,7 +76,7 @@ export interface ProjectTable {
   updated_at: Generated<Date>;
 }
 
-export interface ActorTable {
+interface ActorTable {
   id: string;
   name: string;
   age: string;
@@ -91,7 +91,7 @@ export interface ActorTable {
   created_at: Generated<Date>;
 }
 
-export interface VoiceTable {
+interface VoiceTable {
   id: string;
   name: string;
   gender: string;
@@ -106,7 +106,7 @@ export interface VoiceTable {
   created_at: Generated<Date>;
 }
 
-export interface FileUploadTable {
+interface FileUploadTable {
   id: string;
   workspace_id: string;
   project_id: string;
@@ -195,7 +195,7 @@ export interface JobTable {
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
-export interface ProviderCircuitTable {
+interface ProviderCircuitTable {
   provider: string;
   model: string;
   state: Generated<CircuitState>;
@@ -210,7 +210,7 @@ export interface ProviderCircuitTable {
   updated_at: Generated<Date>;
 }
 /** A job's route outcome the breaker counted (0019_breaker_trials): one per job and route. */
-export interface ProviderRouteOutcomeTable {
+interface ProviderRouteOutcomeTable {
   job_id: string;
   provider: string;
   ok: boolean;
@@ -220,7 +220,7 @@ export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export type { RouteProbeStatus, RouteProbeTable } from './route-probe-schema.js';
 
-export interface WebhookSecretTable {
+interface WebhookSecretTable {
   id: string;
   workspace_id: string;
   secret_encrypted: string;
@@ -230,7 +230,7 @@ export interface WebhookSecretTable {
 }
 
 /** The webhook outbox: one row per requested job event, written by a trigger (0007_webhooks). */
-export interface WebhookDeliveryTable {
+interface WebhookDeliveryTable {
   id: string;
   /** Null for an event that is not a job's (a budget's threshold alert, 0028_budgets). */
   job_id: string | null;
@@ -258,7 +258,7 @@ export interface WebhookDeliveryTable {
 }
 
 /** One request sent for a webhook event (0031_webhook_attempts). */
-export interface WebhookAttemptTable {
+interface WebhookAttemptTable {
   delivery_id: string;
   /** 1, 2, …: across the original delivery and every redelivery. */
   number: number;
@@ -288,7 +288,7 @@ export interface WebhookCircuitTable {
   updated_at: Generated<Date>;
 }
 
-export interface CreditLedgerTable {
+interface CreditLedgerTable {
   id: Generated<string>;
   workspace_id: string;
   job_id: string | null;
@@ -301,7 +301,7 @@ export interface CreditLedgerTable {
 }
 
 /** Leases of rate-limit tokens per key and class: parallel arrays of expiry and token count. */
-export interface RateLimitTable {
+interface RateLimitTable {
   api_key_id: string;
   class: string;
   lease_expires: Generated<Date[]>;
@@ -360,11 +360,8 @@ export type Voice = Selectable<VoiceTable>;
 export type FileUpload = Selectable<FileUploadTable>;
 export type NewFileUpload = Insertable<FileUploadTable>;
 export type Job = Selectable<JobTable>;
-export type NewJob = Insertable<JobTable>;
-export type JobUpdate = Updateable<JobTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 export type WebhookAttempt = Selectable<WebhookAttemptTable>;
-export type LedgerEntry = Selectable<CreditLedgerTable>;
 export type { AuditEvent, AuditEventTable, JobTimelineTable } from './log-schema.js';
 export type { Pipeline, PipelineStep } from './pipeline-schema.js';
 export type { Budget, BudgetChargeTable, BudgetSpendTable, BudgetTable } from './budget-schema.js';

@@ -12,9 +12,9 @@ export const actorAges = ['young_adult', 'adult', 'middle_aged', 'senior'] as co
 export const actorGenders = ['female', 'male', 'non_binary'] as const;
 export const actorSkinTones = ['light', 'medium_light', 'medium', 'medium_dark', 'dark'] as const;
 
-export type ActorAge = (typeof actorAges)[number];
-export type ActorGender = (typeof actorGenders)[number];
-export type ActorSkinTone = (typeof actorSkinTones)[number];
+type ActorAge = (typeof actorAges)[number];
+type ActorGender = (typeof actorGenders)[number];
+type ActorSkinTone = (typeof actorSkinTones)[number];
 
 export interface SeedVoice {
   id: string;

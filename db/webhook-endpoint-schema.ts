@@ -2,7 +2,7 @@
 import type { Generated, Selectable } from 'kysely';
 
 /** A receiver the workspace manages: its URL, the events it subscribes to, and its signing secrets (encrypted). */
-export interface WebhookEndpointTable {
+interface WebhookEndpointTable {
   id: string;
   workspace_id: string;
   url: string;

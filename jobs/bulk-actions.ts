@@ -38,7 +38,7 @@ export async function bulkCancel(jobs: JobService, job: Job): Promise<BulkJobOut
 }
 
 /** Why a failed job is not retried, or null when it is. */
-export function retryRefusal(job: Job): string | null {
+function retryRefusal(job: Job): string | null {
   if (job.status !== 'failed') return `not failed (${job.status})`;
   if (job.error?.code === 'canceled') return 'canceled jobs are not retried';
   return null;

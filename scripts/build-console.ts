@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const out = `${root}dist/console/`;
 
-export async function buildConsole(): Promise<{ bytes: number }> {
+async function buildConsole(): Promise<{ bytes: number }> {
   await mkdir(out, { recursive: true });
   const result = await build({
     entryPoints: [`${root}console/main.tsx`],

@@ -14,7 +14,7 @@ import { falEndpoints } from '../activities/providers/contracts/fal.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const falInputSchemasPath = join(root, 'test', 'support', 'fake-providers', 'fal-inputs.schema.json');
 
-export type JsonSchema = Record<string, unknown>;
+type JsonSchema = Record<string, unknown>;
 
 interface Limit {
   /** JSON Schema keywords merged into the field's schema. */
@@ -160,7 +160,7 @@ export const transcribedInputs: Record<string, Transcribed> = {
 };
 
 /** The JSON Schema of every endpoint's input, from the installed @fal-ai/client's types and `publishedLimits`. */
-export function falInputSchemas(): Record<string, JsonSchema> {
+function falInputSchemas(): Record<string, JsonSchema> {
   const virtualFile = join(root, '__fal_inputs__.ts');
   const ids = Object.keys(falEndpoints).filter((id) => !Object.hasOwn(transcribedInputs, id));
   const text = `import type { EndpointTypeMap } from '@fal-ai/client/endpoints';\n${ids.map((id, i) => `export type I${i} = EndpointTypeMap[${JSON.stringify(id)}]['input'];`).join('\n')}\n`;

@@ -30,7 +30,7 @@ export interface AdminCredentials {
 }
 
 /** madmin-go's EncryptData (PBKDF2 + AES-256-GCM) for a payload of less than one 16 KiB fragment. */
-export function encryptAdminPayload(password: string, data: Buffer): Buffer {
+function encryptAdminPayload(password: string, data: Buffer): Buffer {
   if (data.length >= 16384) throw new Error('admin payload too large for one fragment');
   const salt = randomBytes(32);
   const key = pbkdf2Sync(Buffer.from(password), salt, 8192, 32, 'sha256');
@@ -86,7 +86,7 @@ async function adminCall(c: AdminCredentials, method: string, path: string, quer
 }
 
 /** Makes or updates a user with `secret` and exactly the canned policy `policyName` (made from `policy`). */
-export async function ensureMinioUser(c: AdminCredentials, user: string, secret: string, policyName: string, policy: object): Promise<void> {
+async function ensureMinioUser(c: AdminCredentials, user: string, secret: string, policyName: string, policy: object): Promise<void> {
   await adminCall(c, 'PUT', 'add-canned-policy', { name: policyName }, Buffer.from(JSON.stringify(policy)));
   const body = encryptAdminPayload(c.secretKey, Buffer.from(JSON.stringify({ secretKey: secret, status: 'enabled' })));
   await adminCall(c, 'PUT', 'add-user', { accessKey: user }, body);

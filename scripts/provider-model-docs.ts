@@ -13,7 +13,7 @@ export const modelsEnd = '<!-- models:end -->';
 
 export const providerPagePath = (provider: LiveProviderName) => fileURLToPath(new URL(`../../docs/operations/providers/${provider}.md`, import.meta.url));
 
-export interface ProviderModel {
+interface ProviderModel {
   model: string;
   kind: string;
   providerModelId: string;
@@ -24,7 +24,7 @@ export interface ProviderModel {
 }
 
 /** Every catalog model `provider` has a part in, in catalog order. */
-export function providerModels(provider: LiveProviderName): ProviderModel[] {
+function providerModels(provider: LiveProviderName): ProviderModel[] {
   const out: ProviderModel[] = [];
   for (const route of Object.values(catalog) as ModelRoute[]) {
     const base = { model: route.model, kind: route.kind, route };

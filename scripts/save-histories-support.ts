@@ -30,7 +30,7 @@ export async function save(name: HistoryName, handle: WorkflowHandle): Promise<v
   console.log(`saved ${history.events?.length ?? 0} events of ${handle.workflowId} as ${name}.json`);
 }
 
-export async function writeHistory(name: HistoryName, history: History): Promise<void> {
+async function writeHistory(name: HistoryName, history: History): Promise<void> {
   await writeFile(`${outDir}${name}.json`, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
   saved.set(name, history.events?.length ?? 0);
 }

@@ -8,7 +8,7 @@ import { catalog, providerCostFor, type ModelRoute } from '../shared/catalog.js'
 import { jobKindNames, type JobKindName } from '../shared/job-model.js';
 import { liveProviderNames, providerCancel, type LiveProviderName } from '../shared/providers/index.js';
 
-export type SmokeAction =
+type SmokeAction =
   /** Submit, poll to the end, store the outputs. */
   | 'run'
   /** The speech step of a talking actor (ElevenLabs), the part of the pipeline that is the provider's. */

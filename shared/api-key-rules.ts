@@ -9,7 +9,7 @@ export const apiKeyScopes = ['read', 'generate', 'uploads', 'admin'] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];
 
 /** A network as parsed from CIDR notation: the address family, the network bits and the prefix length. */
-export interface Cidr {
+interface Cidr {
   family: 4 | 6;
   bits: bigint;
   prefix: number;

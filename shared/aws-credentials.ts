@@ -33,7 +33,7 @@ export interface AwsChainEnv {
 }
 
 /** Which link of the chain a process uses, for its start-up log (never a credential). */
-export type AwsCredentialSource = 'environment' | 'web-identity' | 'metadata';
+type AwsCredentialSource = 'environment' | 'web-identity' | 'metadata';
 
 export function awsCredentialSource(env: AwsChainEnv): AwsCredentialSource {
   if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) return 'environment';
@@ -69,7 +69,7 @@ const DEFAULT_MARGIN_MS = 5 * 60_000;
 /** The session asked of STS: one hour, within every role's maximum session duration. */
 const SESSION_SECONDS = 3600;
 
-export interface WebIdentityOptions {
+interface WebIdentityOptions {
   tokenFile: string;
   roleArn: string;
   sessionName?: string | undefined;
@@ -86,7 +86,7 @@ export interface WebIdentityOptions {
  * answered with temporary credentials and their expiry. One call at a time: concurrent requests
  * near expiry wait for the same renewal.
  */
-export class WebIdentityProvider extends StaticProvider {
+class WebIdentityProvider extends StaticProvider {
   private current: { credentials: Credentials; expiresAt: number } | undefined;
   private pending: Promise<Credentials> | undefined;
   /** How many times STS was asked (observability and tests). */

@@ -29,4 +29,3 @@ export const balanceLowEventSchema = z.strictObject({
     crossed_at: z.string().describe('when the charge was made (ISO 8601, UTC)'),
   }),
 });
-export type BalanceLowEvent = z.infer<typeof balanceLowEventSchema>;

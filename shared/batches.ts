@@ -8,7 +8,7 @@ import { idField, webhookRequestFields } from './kinds/fields.js';
 import { jobKinds, kindOf, type JobKind } from './kinds/index.js';
 
 /** The schema's bound on items; BATCH_MAX_ITEMS (config) is the deployment's, at most this. */
-export const BATCH_ITEMS_HARD_MAX = 1_000;
+const BATCH_ITEMS_HARD_MAX = 1_000;
 export const CUSTOM_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 /** The priority every item runs at: the cheaper class (shared/catalog.ts priceAt). */
 export const BATCH_ITEM_PRIORITY = 'low' as const;
@@ -66,7 +66,6 @@ export const batchCreateBody = z.strictObject({
     "https URL (default port, a public host, no credentials) that receives batch.completed, signed per Standard Webhooks with the workspace's secret",
   ),
 });
-export type BatchCreateBody = z.infer<typeof batchCreateBody>;
 
 /** The job id of an item's attempt: deterministic, so a retried or replayed start finds the job it made and charges nothing more. */
 export function itemJobId(kind: JobKind, batchId: string, position: number, attempt: number): string {
@@ -75,7 +74,7 @@ export function itemJobId(kind: JobKind, batchId: string, position: number, atte
 
 const errorSchema = z.object({ code: z.string(), message: z.string() });
 
-export const batchCountsSchema = z
+const batchCountsSchema = z
   .object(Object.fromEntries(batchItemStatuses.map((s) => [s, z.number().int()])) as Record<BatchItemStatus, z.ZodNumber>)
   .describe('how many items are in each status');
 export type BatchCounts = Record<BatchItemStatus, number>;

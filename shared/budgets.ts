@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 export const budgetPeriods = ['day', 'month'] as const;
 export type BudgetPeriod = (typeof budgetPeriods)[number];
-export const budgetScopes = ['key', 'project'] as const;
+const budgetScopes = ['key', 'project'] as const;
 export type BudgetScope = (typeof budgetScopes)[number];
 
 /** The thresholds a budget alerts at when none are given (percent of the limit). */

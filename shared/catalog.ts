@@ -38,7 +38,7 @@ function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'a
 }
 
 const entries = { ...imageEntries, ...videoEntries, ...transcribedVideoEntries, ...actorEntries };
-export type ModelName = keyof typeof entries;
+type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
@@ -70,7 +70,7 @@ export const videoModels = [
   'grok-video-1.5',
 ] as const;
 export const replaceActorModel = 'replace-actor';
-export const talkingActorModel = 'talking-actor';
+const talkingActorModel = 'talking-actor';
 /** The talking-actor pipelines: the default first (ElevenLabs Multilingual v2), then Eleven v3's. */
 export const talkingActorModels = [talkingActorModel, 'talking-actor-v3'] as const;
 
@@ -94,7 +94,7 @@ export function durationAllowed(route: ModelRoute, seconds: number): boolean {
  * Speech rate used to bound a script before it is spoken: characters per second at speed 1. ElevenLabs
  * voices speak about 14–17 characters a second; the slow end keeps the estimate on the safe side.
  */
-export const speechCharsPerSecond = 14;
+const speechCharsPerSecond = 14;
 
 /** The longest script (characters) a live talking-actor request can speak within the lipsync cap. */
 export function talkingActorScriptLimit(route: ModelRoute, speed = 1): number | undefined {
@@ -118,7 +118,7 @@ export interface RequestShape {
 }
 
 /** Characters as providers count them (Python `len`: code points, not UTF-16 units). */
-export function promptLength(prompt: string): number {
+function promptLength(prompt: string): number {
   let n = 0;
   for (const _ of prompt) n++;
   return n;
@@ -185,7 +185,7 @@ export function routeOutput(route: ModelRoute, provider: ProviderName): RouteOut
 }
 
 /** The output a route stores for a request: format, aspect ratio, and resolution (videos) or pixel size (images). */
-export interface OutputShape {
+interface OutputShape {
   format: OutputFormat;
   aspectRatio: string;
   resolution?: string;

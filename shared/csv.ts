@@ -1,6 +1,6 @@
 // CSV as RFC 4180 has it: CRLF line ends, a field quoted when it holds a comma, a double quote, CR
 // or LF, and a double quote inside a quoted field doubled.
-export function csvField(value: string | number): string {
+function csvField(value: string | number): string {
   const s = String(value);
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }

@@ -6,7 +6,7 @@
 
 /** The plan tiers and their weights; `standard` is the default share of every workspace. */
 export const fairShareTiers = { bulk: 0.5, standard: 1, priority: 3 } as const;
-export type FairShareTier = keyof typeof fairShareTiers;
+type FairShareTier = keyof typeof fairShareTiers;
 
 /** The weights the database accepts (workspaces.fair_share_weight's check, migration 0021). */
 export const fairShareWeightRange = { min: 0.001, max: 1000 } as const;

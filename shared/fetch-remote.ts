@@ -20,7 +20,7 @@ import { isLoopbackAddress, isPublicAddress } from './public-address.js';
 // The address classifier has its own module; callers import it from here too.
 export { isLoopbackAddress, isPublicAddress } from './public-address.js';
 
-export type FetchErrorKind =
+type FetchErrorKind =
   /** The URL or an address it leads to is not allowed (never retried). */
   | 'refused'
   /** The body is larger than allowed (never retried). */
@@ -75,7 +75,7 @@ export interface FetchRemoteOptions {
   allowHost?: (hostname: string, url: URL) => boolean;
 }
 
-export interface FetchRemoteResult {
+interface FetchRemoteResult {
   /** The body, capped at maxBytes; errors with FetchError on cap, timeout or network failure. */
   stream: Readable;
   /** The remote Content-Type header: a hint only, the bytes decide the type. */
@@ -84,7 +84,7 @@ export interface FetchRemoteResult {
   contentLength: number | undefined;
 }
 
-export const MAX_REDIRECTS = 3;
+const MAX_REDIRECTS = 3;
 
 // ----------------------------------------------------------------------------- URL checks
 

@@ -22,7 +22,7 @@ export const kindControls = {
 export type ControlledKind = keyof typeof kindControls;
 
 /** The largest seed: providers take 32-bit signed seeds (fal's types say integer; BytePlus's docs −1 … 2147483647). */
-export const MAX_SEED = 2_147_483_647;
+const MAX_SEED = 2_147_483_647;
 
 /** The create-body fields of the controls, each described for the document. */
 export const controlRequestFields = {
@@ -60,7 +60,7 @@ export const controlRecordFields = {
 } as const;
 
 /** A job's controls as its params store them (every kind's params fit). */
-export interface ControlParams {
+interface ControlParams {
   seed?: number | null | undefined;
   negative_prompt?: string | null | undefined;
   audio?: boolean | null | undefined;

@@ -4,25 +4,18 @@
 // resolve defaults and references into them); the worker's activities, the workflow client and the
 // job records read them back through `typedParams`.
 import { z } from 'zod';
-import { providerNames } from './job-model.js';
+import type { JobRoute } from './job-model.js';
 import type { JobKind, KindOf } from './kinds/index.js';
-
-/** The route stored with every job (see JobRoute in job-model.ts). */
-export const jobRouteSchema = z.object({
-  provider: z.enum(providerNames),
-  provider_model_id: z.string().optional(),
-  deadline_seconds: z.number().int().positive(),
-  routes: z.array(z.object({ provider: z.enum(providerNames).exclude(['local']), provider_model_id: z.string() })).optional(),
-});
 
 /** Per kind: the parameters of a job as stored (defaults resolved, references checked). */
 export type JobParamsOf<K extends JobKind> = z.infer<KindOf<K>['params']>;
-export type StoredJobParamsOf<K extends JobKind> = JobParamsOf<K> & z.infer<typeof jobRouteSchema>;
+/** Per kind: the params as stored, with the job's route (JobRoute) beside them. */
+type StoredJobParamsOf<K extends JobKind> = JobParamsOf<K> & Pick<JobRoute, keyof JobRoute>;
 /** The `params` column of any job. */
 export type StoredJobParams = { [K in JobKind]: StoredJobParamsOf<K> }[JobKind];
 
 /** A job's kind and params as one discriminated union: `switch (t.kind)` narrows `t.params`. */
-export type TypedParams = { [K in JobKind]: { kind: K; params: StoredJobParamsOf<K> } }[JobKind];
+type TypedParams = { [K in JobKind]: { kind: K; params: StoredJobParamsOf<K> } }[JobKind];
 
 /**
  * The job's params typed by its kind. The column is written only by the gateway's create path from

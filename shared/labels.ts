@@ -10,17 +10,17 @@
 import { z } from 'zod';
 
 export const METADATA_MAX_KEYS = 50;
-export const METADATA_KEY_MAX = 40;
+const METADATA_KEY_MAX = 40;
 export const METADATA_VALUE_MAX = 500;
 export const TAGS_MAX = 20;
-export const TAG_MAX = 64;
+const TAG_MAX = 64;
 
 export const METADATA_KEY_PATTERN = /^[A-Za-z0-9_.-]{1,40}$/;
 export const TAG_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$/;
 
 export type Metadata = Record<string, string>;
 
-export const metadataField = z
+const metadataField = z
   .record(
     z.string().regex(METADATA_KEY_PATTERN, `keys are 1–${METADATA_KEY_MAX} characters of letters, digits, _ - .`),
     z
@@ -37,7 +37,7 @@ export const metadataField = z
       `at most ${METADATA_MAX_KEYS} keys of 1–${METADATA_KEY_MAX} characters (letters, digits, _ - .), string values of 1–${METADATA_VALUE_MAX} characters`,
   );
 
-export const tagsField = z
+const tagsField = z
   .array(z.string().regex(TAG_PATTERN, `a tag is 1–${TAG_MAX} characters: a letter or digit, then letters, digits, _ - . : /`))
   .max(TAGS_MAX, `at most ${TAGS_MAX} tags`)
   .refine((t) => new Set(t).size === t.length, 'tags must not repeat')

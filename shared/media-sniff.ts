@@ -185,7 +185,7 @@ export function declaredTypeMatches(declared: string | undefined | null, sniffed
   return d === null || d === sniffed.mime;
 }
 
-export type MediaErrorKind = 'unsupported' | 'mismatch' | 'too_large' | 'empty' | 'dimensions' | 'corrupt';
+type MediaErrorKind = 'unsupported' | 'mismatch' | 'too_large' | 'empty' | 'dimensions' | 'corrupt';
 
 export class MediaError extends Error {
   override name = 'MediaError';

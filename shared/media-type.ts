@@ -19,7 +19,7 @@ import { DEFAULT_MAX_IMAGE_PIXELS, ImageDimensionScanner, checkImagePixels, type
 export * from './media-sniff.js';
 export * from './image-dimensions.js';
 
-export interface MediaGuardOptions {
+interface MediaGuardOptions {
   /** Byte limit per accepted kind; a kind without a limit is refused (e.g. `{ image }` only). */
   limits: Partial<Record<MediaKind, number>>;
   /** The client's declared type (multipart part header); refused when it disagrees with the bytes. */

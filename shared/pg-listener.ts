@@ -31,7 +31,7 @@ export interface PgListener {
   close(): Promise<void>;
 }
 
-export interface PgListenerOptions<T> {
+interface PgListenerOptions<T> {
   databaseUrl: string;
   channels: readonly string[];
   /** Shown in pg_stat_activity, so operators and tests can find the connection. */

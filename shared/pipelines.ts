@@ -9,21 +9,21 @@ import { jobKinds, kindOf, type JobKind } from './kinds/index.js';
 import { jobStatuses } from './job-model.js';
 import { labelRecordFields, labelRequestFields } from './labels.js';
 
-export const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
+const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 /** The schema's bound on steps; PIPELINE_MAX_STEPS (config) is the deployment's, at most this. */
-export const PIPELINE_STEPS_HARD_MAX = 32;
+const PIPELINE_STEPS_HARD_MAX = 32;
 
 export const pipelineStatuses = ['pending', 'running', 'completed', 'failed'] as const;
 export type PipelineStatus = (typeof pipelineStatuses)[number];
 /** A step's status: `waiting` (its job not created yet), its job's status, or `skipped` (a canceled pipeline's later steps). */
-export const stepStatuses = ['waiting', ...jobStatuses, 'skipped'] as const;
+const stepStatuses = ['waiting', ...jobStatuses, 'skipped'] as const;
 export type StepStatus = (typeof stepStatuses)[number];
 
 export const pipelineWebhookEventNames = ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'] as const;
 export type PipelineWebhookEventName = (typeof pipelineWebhookEventNames)[number];
 
 /** A reference to an earlier step's output, in place of an upload id. */
-export const stepReferenceSchema = z.strictObject({
+const stepReferenceSchema = z.strictObject({
   from: z.string().regex(STEP_ID_PATTERN).describe('the id of an earlier step'),
   output: z.number().int().min(0).max(15).describe("the index of that step's output (0 for a step with one output)"),
 });
@@ -187,7 +187,7 @@ export function stepOutputUploadId(jobId: string, index: number): string {
 
 const errorSchema = z.object({ code: z.string(), message: z.string() });
 
-export const pipelineStepRecordSchema = z.object({
+const pipelineStepRecordSchema = z.object({
   id: z.string(),
   kind: z.enum(jobKinds),
   model: z.string(),

@@ -11,7 +11,7 @@ export const OUTPUT_EXPIRY_RULE_ID = 'mediagen-expire-job-outputs';
 const OUR_RULES = new Set([ABORT_MULTIPART_RULE_ID, OUTPUT_EXPIRY_RULE_ID]);
 
 /** The lifecycle rules of ours for a retention setting (null: outputs kept until deleted). */
-export function lifecycleRules(outputRetentionDays: number | null, abortIncompleteUploads = true): LifecycleRule[] {
+function lifecycleRules(outputRetentionDays: number | null, abortIncompleteUploads = true): LifecycleRule[] {
   const rules: LifecycleRule[] = [];
   if (abortIncompleteUploads) {
     rules.push({ ID: ABORT_MULTIPART_RULE_ID, Status: 'Enabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } });

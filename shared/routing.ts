@@ -54,11 +54,11 @@ const keysSetCache = new Map<string, ReadonlySet<string>>();
  * storage secret are every process's and are not listed. docker-compose.yml and the prod profile
  * (scripts/stack-prod.sh) are checked against this map (test/unit/compose.test.ts).
  */
-export type ProcessRole = 'gateway' | 'admin' | 'workflows' | 'io' | 'fetch' | 'webhooks' | 'reconciler' | `provider:${ProviderName}`;
+type ProcessRole = 'gateway' | 'admin' | 'workflows' | 'io' | 'fetch' | 'webhooks' | 'reconciler' | `provider:${ProviderName}`;
 export const roleScopedSecrets = [...providerSecrets, 'WEBHOOK_SECRETS_KEY'] as const;
-export type RoleScopedSecret = (typeof roleScopedSecrets)[number];
+type RoleScopedSecret = (typeof roleScopedSecrets)[number];
 
-export function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
+function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
   if (role === 'webhooks' || role === 'admin' || role === 'gateway') return ['WEBHOOK_SECRETS_KEY'];
   if (!role.startsWith('provider:')) return [];
   const provider = role.slice('provider:'.length);
@@ -95,11 +95,6 @@ export function missingRoleSecrets(
   if (config.NODE_ENV !== 'production' || !secretsOfRoles(roles).includes('WEBHOOK_SECRETS_KEY') || config.WEBHOOK_SECRETS_KEY) return [];
   const readers = roles.filter((r) => secretsOfRole(r).includes('WEBHOOK_SECRETS_KEY'));
   return [`WEBHOOK_SECRETS_KEY: required when NODE_ENV=production for the ${readers.join(', ')} role (its own key, not the storage secret)`];
-}
-
-/** The keys a route needs to be live. */
-export function requiredKeys(route: ModelRoute): readonly ProviderKey[] {
-  return providerKeys[route.provider];
 }
 
 export function routeMode(config: KeyConfig, model: string): RouteMode {
@@ -181,7 +176,7 @@ export function failoverRoutesFor(config: KeyConfig, route: ModelRoute): RouteCh
 }
 
 /** The provider's own model id for the live provider of a route. */
-export function providerModelIdFor(route: ModelRoute, provider: LiveProviderName): string {
+function providerModelIdFor(route: ModelRoute, provider: LiveProviderName): string {
   return provider === route.provider
     ? route.providerModelId
     : (route.alternates?.find((a) => a.provider === provider)?.providerModelId ?? route.providerModelId);

@@ -22,7 +22,7 @@ export function storageIdentityOfRoles(roles: readonly string[]): StorageIdentit
   return roles.includes('reconciler') ? 'reconciler' : 'worker';
 }
 
-export interface PolicyDocument {
+interface PolicyDocument {
   Version: '2012-10-17';
   Statement: Array<{ Effect: 'Allow'; Action: string[]; Resource: string[] }>;
 }

@@ -10,7 +10,7 @@ import { SpanKind, withSpan } from './tracing.js';
 import { redactPath } from './redact.js';
 import { awsCredentialProvider, type AwsChainEnv, type CredentialProvider } from './aws-credentials.js';
 
-export interface StoredObject {
+interface StoredObject {
   key: string;
   size: number;
   contentType: string;

@@ -17,7 +17,7 @@ import { Connection, type ConnectionOptions } from '@temporalio/client';
 import type { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
 import { temporalSecurity, type TemporalSecurity, type TemporalSettings } from './config/temporal.js';
 
-export const API_KEY_POLL_MS = 1000;
+const API_KEY_POLL_MS = 1000;
 
 interface KeySource {
   current(): string;
@@ -107,7 +107,7 @@ function causes(err: unknown): string {
 }
 
 /** `Connection` options (gateway, admin CLI, scripts, tests): TLS and an API key that follows its file. */
-export function clientConnectionOptions(s: TemporalSettings, extra: Partial<ConnectionOptions> = {}): ConnectionOptions {
+function clientConnectionOptions(s: TemporalSettings, extra: Partial<ConnectionOptions> = {}): ConnectionOptions {
   const security = temporalSecurity(s);
   const { apiKey } = security;
   return {
@@ -139,7 +139,7 @@ export async function connectClient(s: TemporalSettings, extra: Partial<Connecti
 }
 
 /** `NativeConnection` options (workers); the API key is a string here, replaced through setApiKey. */
-export function nativeConnectionOptions(s: TemporalSettings, extra: Partial<NativeConnectionOptions> = {}): NativeConnectionOptions {
+function nativeConnectionOptions(s: TemporalSettings, extra: Partial<NativeConnectionOptions> = {}): NativeConnectionOptions {
   const security = temporalSecurity(s);
   return { address: s.TEMPORAL_ADDRESS, tls: security.tls, ...(security.apiKey ? { apiKey: security.apiKey.value } : {}), ...extra };
 }

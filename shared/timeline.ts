@@ -18,7 +18,6 @@ export const timelineEntryTypes = [
   'completed',
   'outputs_deleted',
 ] as const;
-export type TimelineEntryType = (typeof timelineEntryTypes)[number];
 
 /** The provider's answer to the cancel of a job's request there. */
 export const cancelUpstreamOutcomes = ['confirmed', 'not_confirmed', 'not_cancellable'] as const;

@@ -16,7 +16,7 @@ import type { WorkflowClientInterceptor } from '@temporalio/client';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from './config.js';
 
-export interface TracingRuntime {
+interface TracingRuntime {
   serviceName: string;
   processor: SpanProcessor;
   resource: Resource;
@@ -179,7 +179,7 @@ export function traceparentOf(span: Span): string {
 }
 
 /** pino `mixin`: the trace and span ids on every log line written inside a span (named as the Temporal SDK names them on activity log lines). */
-export function traceLogFields(): { trace_id?: string; span_id?: string } {
+function traceLogFields(): { trace_id?: string; span_id?: string } {
   const sc = trace.getActiveSpan()?.spanContext();
   return sc && trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
 }

@@ -29,8 +29,6 @@ export const MAX_WEBHOOK_ENDPOINTS = 20;
 export const MAX_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600;
 
-export const isEventTypeFilter = (s: string): boolean => subscribableEventNames.includes(s) || (eventTypePatterns as readonly string[]).includes(s);
-
 /** Whether an endpoint subscribed to `filters` gets an event of `type`. */
 export function subscribes(filters: readonly string[], type: string): boolean {
   return filters.includes(type) || filters.includes(`${type.split('.')[0]}.*`);

@@ -10,7 +10,7 @@
 // Pure node:crypto: the worker (signing) and the admin CLI (rotation) import it.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new signing secret, `whsec_<base64>`: shown once, stored only encrypted. */
 export function generateWebhookSecret(): string {

@@ -42,7 +42,7 @@ export function gaugeLoop(metrics: WorkerMetrics | undefined, source: BacklogSou
  * current build, or, while no build is current (a fresh deployment, one run unversioned until
  * now), any build not superseded. Asks the server at most once per `cacheMs`.
  */
-export function currentBuildCheck(svc: WorkflowService, namespace: string, v: Versioning, cacheMs: number): () => Promise<boolean> {
+function currentBuildCheck(svc: WorkflowService, namespace: string, v: Versioning, cacheMs: number): () => Promise<boolean> {
   let answer: boolean | null = null;
   let at = 0;
   return async () => {

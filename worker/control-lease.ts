@@ -54,7 +54,7 @@ export class LeaseLostError extends Error {
   override name = 'LeaseLostError';
 }
 
-export interface ControlLeaseOptions {
+interface ControlLeaseOptions {
   db: Database;
   /** Which deployment the loops serve: one holder per loop per deployment. */
   deployment: string;
@@ -93,7 +93,7 @@ export function leaseDeployment(config: { TEMPORAL_NAMESPACE: string; TASK_QUEUE
 }
 
 /** How often a process ticks: renewals and take-over attempts. */
-export const tickMs = (ttlMs: number) => Math.max(50, Math.floor(ttlMs / 3));
+const tickMs = (ttlMs: number) => Math.max(50, Math.floor(ttlMs / 3));
 
 /**
  * Fails with LeaseLostError unless `lease` is still this tenure's (same holder and epoch, not
@@ -262,43 +262,6 @@ export function createControlLeases(opts: ControlLeaseOptions): ControlLeases {
       const held = [...tenures.values()].map((t) => t.lease);
       for (const l of held) await end(l.loop, 'this process stops');
       await release(held);
-    },
-  };
-}
-
-/**
- * A LeasedLoop that runs `pass` every `intervalMs` while the lease is held: passes start one
- * interval apart, never two at once, none once the lease is not valid; stop() waits for the pass
- * in flight.
- */
-export function leasedPeriodic(intervalMs: number, pass: (lease: Lease) => Promise<unknown>, onError: (err: Error) => void): LeasedLoop {
-  let timer: NodeJS.Timeout | null = null;
-  let current: Promise<unknown> | null = null;
-  let lease: Lease | null = null;
-  function schedule(delay: number) {
-    timer = setTimeout(() => {
-      const started = Date.now();
-      const l = lease;
-      if (!l?.valid()) return schedule(intervalMs);
-      current = pass(l)
-        .catch((err: unknown) => onError(err as Error))
-        .finally(() => {
-          current = null;
-          if (timer) schedule(Math.max(0, intervalMs - (Date.now() - started)));
-        });
-    }, delay);
-    timer.unref();
-  }
-  return {
-    start(l) {
-      lease = l;
-      if (!timer) schedule(intervalMs);
-    },
-    async stop() {
-      lease = null;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await current;
     },
   };
 }

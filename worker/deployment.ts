@@ -20,7 +20,7 @@ type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
 const { WorkerDeploymentVersionStatus: VersionStatus, VersionDrainageStatus: DrainageStatus, TaskQueueType } = protos.temporal.api.enums.v1;
 
 /** Written by `npm run build` (scripts/build-id.ts): the content hash of the runtime code. */
-export const buildIdPath = fileURLToPath(new URL('../build-id', import.meta.url));
+const buildIdPath = fileURLToPath(new URL('../build-id', import.meta.url));
 
 export interface Versioning {
   deploymentName: string;
@@ -63,7 +63,7 @@ export function deploymentOptions(v: Versioning): WorkerDeploymentOptions {
 
 export type VersionStatusName = 'inactive' | 'current' | 'ramping' | 'draining' | 'drained' | 'unspecified';
 
-export interface VersionSummary {
+interface VersionSummary {
   buildId: string;
   status: VersionStatusName;
   createdAt: string | null;
@@ -77,7 +77,7 @@ export interface DeploymentState {
   versions: VersionSummary[];
 }
 
-export interface VersionState {
+interface VersionState {
   buildId: string;
   status: VersionStatusName;
   rampPercent: number;
@@ -176,7 +176,7 @@ export async function runningOnVersion(svc: WorkflowService, namespace: string, 
  * version missing one must not take new jobs: its workflows would schedule activities nobody of
  * its build polls (the server's own check skips queues that were idle for a while).
  */
-export async function missingTaskQueues(svc: WorkflowService, namespace: string, name: string, buildId: string): Promise<string[]> {
+async function missingTaskQueues(svc: WorkflowService, namespace: string, name: string, buildId: string): Promise<string[]> {
   const target = await describeVersion(svc, namespace, name, buildId);
   if (!target) throw new DeploymentError(`version ${buildId} of deployment ${name} does not exist: no worker of that build has polled yet`, 'not_found');
   const deployment = await describeDeployment(svc, namespace, name);

@@ -1,7 +1,7 @@
 // A background pass repeated every `intervalMs` (the reconciler's passes, the pending-upload sweep):
 // never two at once, a failed pass is reported and the next one still runs, and stop() waits for
 // the pass in flight.
-export interface PeriodicTask {
+interface PeriodicTask {
   start(): void;
   stop(): Promise<void>;
 }

@@ -14,12 +14,12 @@ import { describeDeployment, identity, newerDecision, setCurrentVersion, type Ve
 type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
 
 /** The promoter's memory of current builds (db/repos/deployment-builds.ts over the process's pool). */
-export interface BuildMemory {
+interface BuildMemory {
   everCurrent(): Promise<Set<string>>;
   recordCurrent(buildId: string): Promise<void>;
 }
 
-export function buildMemory(db: Database, deploymentName: string): BuildMemory {
+function buildMemory(db: Database, deploymentName: string): BuildMemory {
   return {
     everCurrent: () => everCurrentBuilds(db, deploymentName),
     recordCurrent: (buildId) => recordCurrentBuild(db, deploymentName, buildId),
@@ -27,7 +27,7 @@ export function buildMemory(db: Database, deploymentName: string): BuildMemory {
 }
 
 /** How long a promoter's lease lasts unrenewed: another process of the build takes over within 4/3 of it. */
-export const PROMOTER_LEASE_TTL_MS = 15_000;
+const PROMOTER_LEASE_TTL_MS = 15_000;
 
 /**
  * Runs the promoter in one process of the build, not in every one: the processes of a build compete
@@ -76,7 +76,7 @@ export async function runPromoter(
  * Current one has (a build's other fleets may start later), or until `signal` aborts. Every current
  * build it sees or makes is recorded.
  */
-export async function promoteAtStart(
+async function promoteAtStart(
   svc: WorkflowService,
   namespace: string,
   v: Versioning,

@@ -7,7 +7,7 @@ import { parsePerProvider as parseEach } from '../shared/per-provider.js';
 export type Role =
   { kind: 'workflows' } | { kind: 'io' } | { kind: 'fetch' } | { kind: 'webhooks' } | { kind: 'reconciler' } | { kind: 'provider'; provider: ProviderName };
 
-export function allRoles(): Role[] {
+function allRoles(): Role[] {
   return [
     { kind: 'workflows' },
     { kind: 'io' },
@@ -18,7 +18,7 @@ export function allRoles(): Role[] {
   ];
 }
 
-export class RoleError extends Error {
+class RoleError extends Error {
   override name = 'RoleError';
 }
 

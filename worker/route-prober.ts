@@ -26,7 +26,7 @@ import type { WorkerMetrics } from './metrics.js';
 /** Routes probed at once by one replica. */
 const PROBE_CONCURRENCY = 4;
 
-export interface ProbedRoute {
+interface ProbedRoute {
   provider: LiveProviderName;
   model: string;
   providerModelId: string;

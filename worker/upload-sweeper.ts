@@ -70,7 +70,7 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
  * Removes pending direct uploads whose expiry has passed: the incoming object first, then the row
  * (only while still pending). Returns how many were removed.
  */
-export async function sweepExpiredUploads(deps: { db: Database; storage: Storage }, now = new Date(), batch = 500): Promise<number> {
+async function sweepExpiredUploads(deps: { db: Database; storage: Storage }, now = new Date(), batch = 500): Promise<number> {
   let removed = 0;
   for (const row of await findExpiredPendingUploads(deps.db, now, batch)) {
     if (row.object_key.startsWith(INCOMING)) await deps.storage.remove(row.object_key);
@@ -80,7 +80,7 @@ export async function sweepExpiredUploads(deps: { db: Database; storage: Storage
 }
 
 /** The upload id in an incoming key (`incoming/<workspace>/<upload id>/<token>.<ext>`), or null. */
-export function uploadIdOfIncomingKey(key: string): string | null {
+function uploadIdOfIncomingKey(key: string): string | null {
   const parts = key.slice(INCOMING.length).split('/');
   return key.startsWith(INCOMING) && parts.length === 3 && parts[1] ? parts[1] : null;
 }
@@ -95,7 +95,7 @@ export function uploadIdOfIncomingKey(key: string): string | null {
  * stack's bucket). Those keep their bytes while their POST may still land and be completed. A
  * pending upload's object stays: its completion will inspect it. Returns how many were removed.
  */
-export async function sweepOrphanIncoming(
+async function sweepOrphanIncoming(
   deps: { db: Database; storage: Storage },
   opts: { now?: Date; unknownGraceMs: number; batch?: number },
 ): Promise<number> {

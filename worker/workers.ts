@@ -39,14 +39,14 @@ const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta
  * Slots of a provider fleet's waits queue per process: a wait holds a sleeping loop and, every few
  * seconds, one status call, so a process carries many (each costs a few KB between polls).
  */
-export const PROVIDER_WAIT_CONCURRENCY = 1000;
-export const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+const PROVIDER_WAIT_CONCURRENCY = 1000;
+const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /**
  * The prebuilt bundle to load (its traced twin when tracing is on: workflow interceptors live inside
  * the bundle), or undefined to bundle the sources at start (tests, a build without bundles).
  */
-export function workflowBundlePath(plain: string, traced: boolean): string | undefined {
+function workflowBundlePath(plain: string, traced: boolean): string | undefined {
   const path = traced ? plain.replace(/\.js$/, '.traced.js') : plain;
   return existsSync(path) ? path : undefined;
 }

@@ -8,7 +8,7 @@ import { searchAttributes, taskQueues } from './definitions.js';
 import { pipelinePriority } from './pipeline-client.js';
 import { batchWorkflowType, type BatchRunInput } from './batch-types.js';
 
-export interface BatchToStart {
+interface BatchToStart {
   id: string;
   workspaceId: string;
   projectId: string;

@@ -5,7 +5,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { searchAttributes, taskQueues } from './definitions.js';
 import { bulkActionWorkflowType, type BulkActionRunInput } from './bulk-action-types.js';
 
-export interface BulkActionToStart {
+interface BulkActionToStart {
   id: string;
   workspaceId: string;
   action: string;

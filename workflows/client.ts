@@ -25,7 +25,7 @@ import type { JobPriority } from '../shared/job-model.js';
 import { taskPriority } from '../shared/task-priority.js';
 import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
-export interface JobToStart {
+interface JobToStart {
   id: string;
   kind: JobKind;
   workspaceId: string;
@@ -88,9 +88,9 @@ export function jobSummary(job: Pick<JobToStart, 'kind' | 'model' | 'input'>): s
 }
 
 /** JOB_RUN_TIMEOUT_GRACE_MS's default (shared/config.ts): outputs storing (20 min) + provider cancel (5 min) + a margin. */
-export const DEFAULT_RUN_TIMEOUT_GRACE_MS = 30 * 60_000;
+const DEFAULT_RUN_TIMEOUT_GRACE_MS = 30 * 60_000;
 /** JOB_START_WAIT_MS's default: how long a run may wait for its first step. */
-export const DEFAULT_START_WAIT_MS = 60 * 60_000;
+const DEFAULT_START_WAIT_MS = 60 * 60_000;
 
 /**
  * A generation run's workflowRunTimeout: the backstop no deploy can defeat. A run whose build lost
@@ -114,7 +114,7 @@ export function boundedRun(
   return { input: { ...input, startWithinMs: startWaitMs }, runTimeoutMs: jobRunTimeoutMs(input.deadlineSeconds, opts.runTimeoutGraceMs, startWaitMs) };
 }
 
-export interface StartOptions {
+interface StartOptions {
   runTimeoutGraceMs?: number;
   /** JOB_START_WAIT_MS: how long the run may wait for its first step (part of its run timeout). */
   startWaitMs?: number;

@@ -39,7 +39,7 @@ export interface ProviderCancelInput {
   ref?: ProviderRef;
 }
 
-export interface TaskQueues {
+interface TaskQueues {
   workflows: string;
   io: string;
   /** Remote fetches (upload-from-url, URL job inputs): slow servers never hold another fleet's slots. */

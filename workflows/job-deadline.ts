@@ -13,7 +13,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation,
 import type { ActivityOptions } from '@temporalio/workflow';
 import { failureTypes } from '../shared/failure-types.js';
 
-export interface CustomerDeadline {
+interface CustomerDeadline {
   /** The deadline, as the job row has it (ISO). */
   readonly at: string;
   /** Whether it had passed when the run started: the job is failed before any step. */

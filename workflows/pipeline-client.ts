@@ -7,7 +7,7 @@ import { searchAttributes, taskQueues } from './definitions.js';
 import { taskPriority } from '../shared/task-priority.js';
 import { pipelineWorkflowType, type PipelineRunInput } from './pipeline-types.js';
 
-export interface PipelineToStart {
+interface PipelineToStart {
   id: string;
   workspaceId: string;
   projectId: string;

@@ -87,7 +87,7 @@ export const cancelActivity: ActivityOptions = {
 };
 
 /** Storing a finished generation's outputs may run past the model's deadline by this much. */
-export const STORE_OUTPUTS_GRACE_MS = 20 * 60_000;
+const STORE_OUTPUTS_GRACE_MS = 20 * 60_000;
 
 /**
  * A provider step's time bound: what is left of the model's deadline, plus the time storing the

@@ -29,7 +29,7 @@ export interface UploadFetchActivities {
  * Final failure types of the fetch activity (activities/uploads.ts `uploadFailureTypes`; literals
  * here so this sandboxed module imports nothing from activities/). Only FetchUnavailable is retried.
  */
-export const nonRetryableUploadFailureTypes = ['UrlRefused', 'TooLarge', 'UnsupportedType', 'FetchFailed'];
+const nonRetryableUploadFailureTypes = ['UrlRefused', 'TooLarge', 'UnsupportedType', 'FetchFailed'];
 
 export async function uploadFromUrl(input: UploadFromUrlInput): Promise<StoredUpload> {
   const { fetchRemoteUpload } = proxyActivities<UploadFetchActivities>({

@@ -17,7 +17,7 @@ type DeliveryConfig = Pick<
   | 'WEBHOOK_RETRY_MAX_ATTEMPTS'
 >;
 
-export interface DeliveryToStart {
+interface DeliveryToStart {
   id: string;
   job_id: string | null;
   workspace_id: string;

@@ -20,7 +20,7 @@ import { parsePerProvider } from '../../shared/per-provider.js';
  * one per 24 s, 80% of the 30 s heartbeat timeout): a wait under it sends none, and a lost worker is
  * still found within one heartbeat timeout.
  */
-export const WAIT_BEAT_EVERY_MS = 20_000;
+const WAIT_BEAT_EVERY_MS = 20_000;
 /** The longest a waiting step sleeps without looking at its heartbeat (and so at a cancel). */
 const SLEEP_SLICE_MS = 5_000;
 

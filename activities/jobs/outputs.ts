@@ -16,7 +16,7 @@ import { compositeOverBackground, CompositeError } from '../providers/background
 type Frame = { width: number; height: number };
 
 /** A background video in our store the job's video outputs are composited over, at the job's frame (./background.ts). */
-export interface Background {
+interface Background {
   key: string;
   frame: Frame;
 }

@@ -14,16 +14,16 @@ import { parseRouteSlots, routePoolFor, SLOT_GRANT_FALLBACK_MS, SLOT_WAITER_FRES
 import type { RouteSlotWait } from '../../workflows/activity-types.js';
 
 /** Wakes the workflows of jobs granted a route slot (a signal each; best effort: they also ask again on their own). */
-export type SlotGrantWaker = (jobIds: readonly string[]) => Promise<void>;
+type SlotGrantWaker = (jobIds: readonly string[]) => Promise<void>;
 
 /**
  * A waiting submit asks again after this long, plus SLOT_RETRY_STEP_MS per waiter of its workspace
  * before it, at most SLOT_RETRY_MAX_MS: the first waiters take a freed slot within about a second,
  * while a backlog of thousands does not turn into thousands of takes a second on the route's lock.
  */
-export const SLOT_RETRY_MS = 1_000;
-export const SLOT_RETRY_STEP_MS = 200;
-export const SLOT_RETRY_MAX_MS = 10_000;
+const SLOT_RETRY_MS = 1_000;
+const SLOT_RETRY_STEP_MS = 200;
+const SLOT_RETRY_MAX_MS = 10_000;
 export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROUTE_SLOTS' | 'ROUTE_SLOT_LEASE_MS'>; wake?: SlotGrantWaker | undefined }) {
   const pools = parseRouteSlots(deps.config.ROUTE_SLOTS);
   const leaseMs = deps.config.ROUTE_SLOT_LEASE_MS;
@@ -74,5 +74,3 @@ export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROU
     },
   };
 }
-
-export type RouteSlots = ReturnType<typeof createRouteSlots>;

@@ -34,7 +34,7 @@ import {
   type DashScopeTaskAnswer,
 } from './contracts/alibaba.js';
 
-export interface AlibabaConfig {
+interface AlibabaConfig {
   key: string;
   baseUrl: string;
   timeoutMs?: number;
@@ -42,7 +42,7 @@ export interface AlibabaConfig {
   media?: MediaTools;
 }
 
-export interface AlibabaRef {
+interface AlibabaRef {
   provider: 'alibaba';
   jobId: string;
   taskId: string;
@@ -62,7 +62,7 @@ export function dashscopeOrigin(baseUrl: string): string {
 }
 
 /** An HTTP error answer ({ request_id, code, message }) classed by DashScope's codes (errors/alibaba.ts). */
-export function dashscopeHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+function dashscopeHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
   const facts = alibabaFacts(res, text);
   return errorOfRow(classify(alibabaErrors, facts), facts, o);
 }

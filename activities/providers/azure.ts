@@ -16,11 +16,10 @@ import type { AdapterModule } from './adapter-module.js';
 import type { HttpCallOptions } from './http.js';
 import { classify, errorOfRow } from './error-table.js';
 import { azureErrors, azureFacts } from './errors/azure.js';
-import { createImagesApiAdapter, type ImagesApiRef } from './images-api.js';
-import { gptImage1Sizes } from './gpt-image-models.js';
+import { createImagesApiAdapter } from './images-api.js';
 import { azureDefaultApiVersion, azureV1ApiVersions, type azureImageSizes, type AzureImageGenerateParams } from './contracts/azure.js';
 
-export interface AzureConfig {
+interface AzureConfig {
   key: string;
   /** https://{resource}.openai.azure.com, with or without the SDK's trailing /openai. */
   endpoint: string;
@@ -29,8 +28,6 @@ export interface AzureConfig {
   /** Image generation can take minutes; default 600 s, as openai-node. */
   timeoutMs?: number;
 }
-
-export type AzureImageRef = ImagesApiRef<'azure'>;
 
 /**
  * The URL of image generation: on a deployment with a dated api-version, as the SDK's AzureOpenAI client
@@ -44,13 +41,8 @@ export function azureImagesUrl(endpoint: string, deployment: string, apiVersion:
   return `${base}/openai/deployments/${encodeURIComponent(deployment)}/images/generations?api-version=${encodeURIComponent(apiVersion)}`;
 }
 
-/** The gpt-image sizes, as on OpenAI: 16:9 and 9:16 are served as 3:2 and 2:3 (the catalog's `servedAs`). */
-export function azureImageSize(aspectRatio: string): (typeof azureImageSizes)[number] {
-  return gptImage1Sizes[aspectRatio as keyof typeof gptImage1Sizes] ?? gptImage1Sizes['1:1'];
-}
-
 /** An HTTP error answer classed by Azure's table (errors/azure.ts): a content-filter refusal is final whatever its status. */
-export function azureHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+function azureHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
   const facts = azureFacts(res, text);
   return errorOfRow(classify(azureErrors, facts), facts, o);
 }

@@ -26,7 +26,7 @@ import {
 import { mediaTempDir } from './media-sandbox.js';
 
 /** The composite's frame rate: InfiniteTalk's own (contracts/fal.ts infinitalkFps), above the local renderer's. */
-export const COMPOSITE_FPS = 25;
+const COMPOSITE_FPS = 25;
 
 /** The part of each side of the frame the presenter's box takes, and its margin from the corner (of the short side). */
 const PIP_SCALE = 0.42;

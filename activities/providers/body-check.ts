@@ -29,7 +29,7 @@ export type ExtraKeys<Body, Provider> = Body extends readonly (infer I)[]
     : never;
 
 /** `unknown` when `Body` has no field `Provider` lacks; otherwise a type naming the extra fields, which no body matches. */
-export type NoExtraKeys<Body, Provider> = [ExtraKeys<Body, Provider>] extends [never]
+type NoExtraKeys<Body, Provider> = [ExtraKeys<Body, Provider>] extends [never]
   ? unknown
   : { 'fields the provider type lacks': ExtraKeys<Body, Provider> };
 

@@ -39,7 +39,7 @@ import { sniffMediaType } from '../../shared/media-type.js';
 import { BYTEPLUS_IMAGE_TIMEOUT_MS } from './call-timeouts.js';
 import { exact, oneOf } from './body-check.js';
 
-export interface ByteplusConfig {
+interface ByteplusConfig {
   key: string;
   baseUrl: string;
   /** Status, create and cancel calls; default 30 s. */
@@ -51,13 +51,13 @@ export interface ByteplusConfig {
   seedanceModel?: string | undefined;
 }
 
-export interface ByteplusImageRef {
+interface ByteplusImageRef {
   provider: 'byteplus';
   jobId: string;
   outputs: { key: string; contentType: string; size: number }[];
 }
 
-export interface ByteplusTaskRef {
+interface ByteplusTaskRef {
   provider: 'byteplus';
   jobId: string;
   taskId: string;
@@ -69,7 +69,7 @@ export function arkOrigin(baseUrl: string): string {
 }
 
 /** An HTTP error answer classed by Ark's codes (errors/byteplus.ts). */
-export function byteplusHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+function byteplusHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
   const facts = byteplusFacts(res, text);
   return errorOfRow(classify(byteplusErrors, facts), facts, o);
 }

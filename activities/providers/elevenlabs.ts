@@ -21,14 +21,14 @@ import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput 
 import { ELEVENLABS_TIMEOUT_MS } from './call-timeouts.js';
 import { allOf, oneOf } from './body-check.js';
 
-export interface ElevenLabsConfig {
+interface ElevenLabsConfig {
   key: string;
   baseUrl: string;
   fal: FalConfig;
   timeoutMs?: number;
 }
 
-export interface TalkingActorRef {
+interface TalkingActorRef {
   provider: 'elevenlabs';
   jobId: string;
   speechKey: string;
@@ -44,7 +44,7 @@ const sampleRate = 24_000;
 const encodedAudioType = /mpeg|mp3|ogg|opus|wav|wave|flac|basic|alaw|ulaw|mulaw/i;
 
 /** The container or codec an audio answer starts with (ID3/MPEG frame, RIFF, Ogg, fLaC), or undefined for raw PCM. */
-export function encodedAudioMagic(b: Buffer): string | undefined {
+function encodedAudioMagic(b: Buffer): string | undefined {
   const head = b.subarray(0, 4).toString('latin1');
   if (head.startsWith('ID3')) return 'MP3 (ID3)';
   if (head === 'RIFF') return 'WAV (RIFF)';
@@ -190,7 +190,7 @@ export function createElevenLabsAdapter(
 }
 
 /** A 44-byte RIFF/WAVE header for 16-bit mono PCM. */
-export function wavHeader(dataBytes: number, rate: number): Buffer {
+function wavHeader(dataBytes: number, rate: number): Buffer {
   const h = Buffer.alloc(44);
   h.write('RIFF', 0, 'ascii');
   h.writeUInt32LE(36 + dataBytes, 4);

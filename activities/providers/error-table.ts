@@ -17,7 +17,7 @@ import { ProviderError, type PollResult } from './types.js';
 import { providerReason, retryAfterFromHeaders, scrub } from './error-text.js';
 
 /** How a message names the provider and its call. */
-export interface ErrorPrefix {
+interface ErrorPrefix {
   provider: string;
   what: string;
   secrets?: readonly (string | undefined)[] | undefined;
@@ -26,7 +26,7 @@ export interface ErrorPrefix {
 export type ErrorClass = 'retry' | 'failover' | 'customer' | 'final';
 
 /** Why another route can serve a job at once. */
-export type FailoverReason = 'account' | 'route';
+type FailoverReason = 'account' | 'route';
 
 /** What is known of one failed answer (an HTTP error, or a task or operation that ended failed). */
 export interface ErrorFacts {
@@ -43,7 +43,7 @@ export interface ErrorFacts {
   reason?: string | undefined;
 }
 
-export interface ErrorRow {
+interface ErrorRow {
   /** One status, a list, or a class of them; absent: any status, or none. */
   status?: number | readonly number[] | '4xx' | '5xx' | undefined;
   /** The provider's code or type: exact names, or a pattern. */

@@ -16,7 +16,7 @@ import type { FalRequestShape } from '../../shared/catalog.js';
 import { allOf, oneOf, type ExtraKeys } from './body-check.js';
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
 
-export type FalRequest = { endpointId: string; input: Record<string, unknown> };
+type FalRequest = { endpointId: string; input: Record<string, unknown> };
 
 /** The fal endpoints each builder may send to, by role. */
 export const falBuilderEndpoints = {

@@ -51,7 +51,7 @@ export interface FalConfig {
  * 502/503/504 never gives up a paid generation; the request's own failure (validation, content
  * policy) is final.
  */
-export interface FalResultRetry {
+interface FalResultRetry {
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
@@ -80,7 +80,7 @@ export interface FalRef {
   cancelUrl: string;
 }
 
-export interface FalQueueClient {
+interface FalQueueClient {
   submit(endpointId: string, input: Record<string, unknown>, jobId: string, ctx: ProviderContext): Promise<FalRef>;
   poll(ref: FalRef, ctx: ProviderContext): Promise<PollResult>;
   cancel(ref: FalRef, ctx: ProviderContext): Promise<CancelOutcome>;
@@ -246,7 +246,7 @@ function percentFromLogs(logs: unknown): number | undefined {
 }
 
 /** Files in a fal result: `images[]`, `image`, `video`, `videos[]`, `audio` — each `{ url, content_type, file_size }`. */
-export function outputsOf(result: Record<string, unknown>): ProviderOutput[] {
+function outputsOf(result: Record<string, unknown>): ProviderOutput[] {
   const files: unknown[] = [];
   for (const k of ['images', 'videos']) if (Array.isArray(result[k])) files.push(...(result[k] as unknown[]));
   for (const k of ['video', 'image', 'audio']) if (result[k] && typeof result[k] === 'object') files.push(result[k]);

@@ -32,20 +32,20 @@ import {
 } from './contracts/google.js';
 import { oneOf } from './body-check.js';
 
-export interface GoogleConfig {
+interface GoogleConfig {
   key: string;
   baseUrl: string;
   timeoutMs?: number;
 }
 
-export interface GoogleRef {
+interface GoogleRef {
   provider: 'google';
   jobId: string;
   operation: string;
 }
 
 /** The API origin from a base URL given with or without the `/v1beta` (or `/v1`) the SDKs include. */
-export function geminiOrigin(baseUrl: string): string {
+function geminiOrigin(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1(beta)?$/, '');
 }
 
@@ -57,7 +57,7 @@ function operationFailure(err: GoogleStatus | undefined): PollResult | ProviderE
 }
 
 /** An HTTP error answer classed by Google's table, waiting the RetryInfo delay of a rate limit when it gives one. */
-export function googleHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check' = 'submit'): ProviderError {
+function googleHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check' = 'submit'): ProviderError {
   const facts = googleFacts(res, text, call);
   return errorOfRow(classify(googleErrors, facts), facts, o, { retryAfterMs: googleRetryDelayMs(text) });
 }
@@ -83,7 +83,7 @@ async function inlineImage(f: InputFile, ctx: ProviderContext): Promise<GoogleVe
  * images → `referenceImages` (ASSET) where the model has a reference mode, else a lone reference is the
  * first frame.
  */
-export async function predictBody(req: ProviderRequest, ctx: ProviderContext): Promise<GoogleVeoPredictRequest> {
+async function predictBody(req: ProviderRequest, ctx: ProviderContext): Promise<GoogleVeoPredictRequest> {
   const [start] = byRole(req.inputs, 'start_frame');
   const [end] = byRole(req.inputs, 'end_frame');
   const refs = byRole(req.inputs, 'reference', 'image');

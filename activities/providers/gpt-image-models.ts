@@ -10,7 +10,7 @@
 // model's `auto`, and any documented value of theirs is accepted.
 
 /** The sizes of the gpt-image-1 series (square, 3:2, 2:3): 16:9 and 9:16 are served as 3:2 and 2:3 (the catalog's `servedAs`). */
-export const gptImage1Sizes = { '1:1': '1024x1024', '16:9': '1536x1024', '9:16': '1024x1536' } as const;
+const gptImage1Sizes = { '1:1': '1024x1024', '16:9': '1536x1024', '9:16': '1024x1536' } as const;
 
 /**
  * gpt-image-2 takes any WIDTHxHEIGHT within its limits (contracts/openai.ts gptImage2SizeProblem), so
@@ -19,7 +19,7 @@ export const gptImage1Sizes = { '1:1': '1024x1024', '16:9': '1536x1024', '9:16':
  */
 export const gptImage2Sizes = { '1:1': '1920x1920', '16:9': '2560x1440', '9:16': '1440x2560' } as const;
 
-export interface GptImageModel {
+interface GptImageModel {
   /** The size sent per aspect ratio; the answer's `size` must be this. */
   sizes: Readonly<Record<string, string>>;
   /** The `output_format` sent; the answer's must be this. */
@@ -30,7 +30,7 @@ export interface GptImageModel {
  * Per model id (OpenAI's ImageModel names; a dated snapshot such as gpt-image-2-2026-04-21 is read as
  * its model). A model missing here is refused at submit rather than sent a guessed size.
  */
-export const gptImageModels: Readonly<Record<string, GptImageModel>> = {
+const gptImageModels: Readonly<Record<string, GptImageModel>> = {
   'gpt-image-1': { sizes: gptImage1Sizes, outputFormat: 'png' },
   'gpt-image-1-mini': { sizes: gptImage1Sizes, outputFormat: 'png' },
   'gpt-image-1.5': { sizes: gptImage1Sizes, outputFormat: 'png' },
@@ -45,7 +45,7 @@ export const gptImageModels: Readonly<Record<string, GptImageModel>> = {
 };
 
 /** The table's row of a model id, a dated snapshot (`<model>-YYYY-MM-DD`) read as its model. */
-export function gptImageModel(model: string): GptImageModel | undefined {
+function gptImageModel(model: string): GptImageModel | undefined {
   return gptImageModels[model] ?? gptImageModels[model.replace(/-\d{4}-\d{2}-\d{2}$/, '')];
 }
 

@@ -60,14 +60,6 @@ async function fetchProvider(url: string, init: RequestInit, opts: HttpCallOptio
   }
 }
 
-/** Calls a JSON endpoint: non-2xx answers throw a mapped ProviderError, a body that is not JSON throws a clear one. */
-export async function requestJson<T = unknown>(url: string, init: RequestInit, opts: HttpCallOptions): Promise<{ body: T; response: Response }> {
-  const response = await providerFetch(url, init, opts);
-  const text = await readText(response, opts);
-  if (!response.ok) throw errorFromResponse(response, text, opts);
-  return { body: parseJson<T>(text, opts), response };
-}
-
 export async function readText(response: Response, opts: HttpCallOptions): Promise<string> {
   try {
     return await response.text();

@@ -15,7 +15,7 @@ import { jobOutputKey } from '../../shared/storage.js';
 import { IMAGES_API_TIMEOUT_MS } from './call-timeouts.js';
 import { gptImageAsk, type GptImageAsk } from './gpt-image-models.js';
 
-export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
+interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   name: Name;
   /** How messages name the provider ('OpenAI', 'Azure OpenAI'). */
   label: string;
@@ -32,7 +32,7 @@ export interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   timeoutMs?: number | undefined;
 }
 
-export interface ImagesApiRef<Name extends string> {
+interface ImagesApiRef<Name extends string> {
   provider: Name;
   jobId: string;
   outputs: { key: string; contentType: string; size: number }[];
@@ -125,7 +125,7 @@ interface ImagesAnswer {
  * whatever model the operator deployed under its name, so this is our configuration's fault, not the
  * customer's: the job fails over to another route (an account error) and the message says what served it.
  */
-export function answerMismatch(label: string, body: ImagesAnswer, asked: { size: string; outputFormat: string; model?: string | undefined }): void {
+function answerMismatch(label: string, body: ImagesAnswer, asked: { size: string; outputFormat: string; model?: string | undefined }): void {
   const wrong: string[] = [];
   if (typeof body.size === 'string' && body.size !== asked.size) wrong.push(`size ${body.size}, not ${asked.size}`);
   if (typeof body.output_format === 'string' && body.output_format !== asked.outputFormat)

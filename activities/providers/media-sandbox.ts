@@ -21,9 +21,9 @@ import { chown, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type SandboxMode = 'auto' | 'required' | 'off';
+type SandboxMode = 'auto' | 'required' | 'off';
 
-export interface SandboxSettings {
+interface SandboxSettings {
   mode: SandboxMode;
   uid: number;
   gid: number;

@@ -16,7 +16,7 @@ export class MediaToolError extends Error {
   override name = 'MediaToolError';
 }
 
-export type UntrustedMediaProblem = 'unsupported' | 'dimensions' | 'duration' | 'corrupt';
+type UntrustedMediaProblem = 'unsupported' | 'dimensions' | 'duration' | 'corrupt';
 
 /**
  * A tenant's file refused before or while a tool read it. The message names the input and the limit,
@@ -148,7 +148,7 @@ function toolTurn(signal?: AbortSignal): Promise<() => void> {
 }
 
 /** runTool, also answering the tail of what the tool wrote to stderr (a probe's warnings). */
-export async function runToolWithStderr(bin: string, args: string[], opts: RunOptions = {}): Promise<{ stdout: Buffer; stderr: string }> {
+async function runToolWithStderr(bin: string, args: string[], opts: RunOptions = {}): Promise<{ stdout: Buffer; stderr: string }> {
   const release = await toolTurn(opts.signal);
   try {
     return await spawnTool(bin, args, opts);

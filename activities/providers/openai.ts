@@ -11,7 +11,7 @@ import { apiOrigin, joinUrl, type HttpCallOptions } from './http.js';
 import type { ProviderError } from './types.js';
 import { classify, errorOfRow } from './error-table.js';
 import { openaiErrors, openaiFacts } from './errors/openai.js';
-import { createImagesApiAdapter, type ImagesApiRef } from './images-api.js';
+import { createImagesApiAdapter } from './images-api.js';
 import { gptImageAsk } from './gpt-image-models.js';
 import type { OpenAIImageGenerateParams } from './contracts/openai.js';
 
@@ -22,22 +22,20 @@ export function openaiImageSize(model: string, aspectRatio: string): string | un
   return gptImageAsk(model, aspectRatio)?.size;
 }
 
-export interface OpenAIConfig {
+interface OpenAIConfig {
   key: string;
   baseUrl: string;
   /** Image generation can take minutes; default 600 s, as openai-node. */
   timeoutMs?: number;
 }
 
-export type OpenAIImageRef = ImagesApiRef<'openai'>;
-
 /** The API origin for a base URL given with or without the SDK's trailing `/v1`. */
-export function openaiApiBase(baseUrl: string): string {
+function openaiApiBase(baseUrl: string): string {
   return apiOrigin(baseUrl);
 }
 
 /** An HTTP error answer classed by OpenAI's error codes (errors/openai.ts). */
-export function openaiHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
+function openaiHttpError(res: Response, text: string, o: HttpCallOptions): ProviderError {
   const facts = openaiFacts(res, text);
   return errorOfRow(classify(openaiErrors, facts), facts, o);
 }

@@ -19,7 +19,7 @@ import { mediaTempDir } from './media-sandbox.js';
 const toPng = new Set(['image/jpeg', 'image/webp']);
 
 /** The key of the PNG an output at `key` is re-encoded into (its extension replaced). */
-export const pngKeyOf = (key: string): string => key.replace(/\.[^./]+$/, '') + '.png';
+const pngKeyOf = (key: string): string => key.replace(/\.[^./]+$/, '') + '.png';
 
 /**
  * The stored output as the job keeps it: a JPEG or WebP image re-encoded to PNG next to it (the

@@ -17,7 +17,7 @@ export function providerOutputHosts(provider: ProviderName): readonly string[] {
   return provider === 'local' ? [] : ownHosts[provider].hosts;
 }
 
-export type OutputFetchConfig = Pick<
+type OutputFetchConfig = Pick<
   Config,
   | 'FETCH_CONNECT_TIMEOUT_MS'
   | 'FETCH_TOTAL_TIMEOUT_MS'
@@ -61,7 +61,7 @@ export function extraOutputHosts(value: string | undefined, provider: ProviderNa
   return hosts;
 }
 
-export interface StoredOutput {
+interface StoredOutput {
   key: string;
   contentType: string;
   size: number;

@@ -36,13 +36,13 @@ export interface ProbeLifecycle {
  */
 export type ProbeOutcome = { state: 'available'; lifecycle?: ProbeLifecycle } | { state: 'gone' | 'refused' | 'unknown'; reason: string };
 
-export interface ProbeContext {
+interface ProbeContext {
   signal: AbortSignal;
   /** The route's kind (xAI answers image and video models on separate endpoints). */
   kind: ModelRoute['kind'];
 }
 
-export type RouteProbe = (providerModelId: string, ctx: ProbeContext) => Promise<ProbeOutcome>;
+type RouteProbe = (providerModelId: string, ctx: ProbeContext) => Promise<ProbeOutcome>;
 
 /** How long one probe call may take before it counts as telling nothing. */
 const PROBE_TIMEOUT_MS = 10_000;
@@ -93,7 +93,7 @@ const isoDate = (v: unknown): v is string => typeof v === 'string' && /^\d{4}-\d
  * date when the model will shut down, or null if not announced" (format date). OpenAI's deprecations
  * page lists the same dates.
  */
-export function openaiLifecycle(body: unknown, what: string): ProbeLifecycle | undefined {
+function openaiLifecycle(body: unknown, what: string): ProbeLifecycle | undefined {
   const date = (body as { shutdown_date?: unknown } | null)?.shutdown_date;
   return isoDate(date) ? { shutdownAt: date, signal: `OpenAI announces shutdown_date ${date} (${what})` } : undefined;
 }
@@ -103,7 +103,7 @@ export function openaiLifecycle(body: unknown, what: string): ProbeLifecycle | u
  * status, active or deprecated (the search's `status` filter takes those two), in its `metadata`; fal
  * publishes no shutdown date, so none is set.
  */
-export function falLifecycle(body: unknown, id: string, what: string): ProbeLifecycle | undefined {
+function falLifecycle(body: unknown, id: string, what: string): ProbeLifecycle | undefined {
   const models = (body as { models?: { endpoint_id?: unknown; metadata?: { status?: unknown } }[] } | null)?.models;
   const m = Array.isArray(models) ? models.find((x) => x?.endpoint_id === id) : undefined;
   return m?.metadata?.status === 'deprecated' ? { shutdownAt: null, signal: `fal lists the endpoint with status deprecated (${what})` } : undefined;

@@ -15,20 +15,20 @@ import { xaiErrors, xaiFacts } from './errors/xai.js';
 import { xaiVideoAspectRatios, xaiVideoResolutions, type XaiDeferredVideoResponse, type XaiVideoGenerationRequest } from './contracts/xai.js';
 import { exact, oneOf } from './body-check.js';
 
-export interface XaiConfig {
+interface XaiConfig {
   key: string;
   baseUrl: string;
   timeoutMs?: number;
 }
 
-export interface XaiRef {
+interface XaiRef {
   provider: 'xai';
   jobId: string;
   requestId: string;
 }
 
 /** An HTTP error answer classed by xAI's status table (errors/xai.ts). */
-export function xaiHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check'): ProviderError {
+function xaiHttpError(res: Response, text: string, o: HttpCallOptions, call: 'submit' | 'check'): ProviderError {
   const facts = xaiFacts(res, text, call);
   return errorOfRow(classify(xaiErrors, facts), facts, o);
 }

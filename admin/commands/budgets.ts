@@ -50,7 +50,7 @@ export function budgetRow(s: BudgetStanding) {
   };
 }
 
-export const budgetLine = (r: ReturnType<typeof budgetRow>) =>
+const budgetLine = (r: ReturnType<typeof budgetRow>) =>
   `${r.id}  ${r.scope} ${r.scope_id}  ${r.period}  spent ${r.spent} of ${r.limit}, ${r.remaining} left, resets ${r.resets_at}`;
 
 export const budgetCommands: Record<string, Command> = {

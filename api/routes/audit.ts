@@ -31,7 +31,7 @@ const auditQuery = z.object({
   to: timestamp('before').optional(),
 });
 
-export const auditEventSchema = z.object({
+const auditEventSchema = z.object({
   id: z.string().describe('the event id'),
   action: z.enum(auditActions).describe('what was done'),
   actor: z
@@ -53,7 +53,7 @@ function decodeCursor(cursor: string): AuditEventKey {
   return { createdAtMicros: m[1]!, id: m[2]! };
 }
 
-export function presentAuditEvent(e: AuditEvent): z.infer<typeof auditEventSchema> {
+function presentAuditEvent(e: AuditEvent): z.infer<typeof auditEventSchema> {
   return {
     id: e.id,
     action: e.action,

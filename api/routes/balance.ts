@@ -18,7 +18,7 @@ import { FetchError } from '../../shared/fetch-remote.js';
 
 const credits = (what: string) => z.number().int().describe(what);
 
-export const balanceSchema = z.object({
+const balanceSchema = z.object({
   unit: z.literal('credits').describe('the unit of every amount: credits, as prices and the ledger count them'),
   available: credits(
     'credits the workspace can spend now: what a create is charged from (every grant, less every deduct, charge and recharge, plus every refund)',
@@ -82,7 +82,7 @@ function parseAlerts(raw: unknown): z.infer<typeof alertsBody> {
   return body as z.infer<typeof alertsBody>;
 }
 
-export const balanceAlertsSchema = z.object({
+const balanceAlertsSchema = z.object({
   thresholds: z.array(z.number().int()).describe('the thresholds now in force, in credits, highest first'),
   url: z.string().nullable().describe('where the balance.low events go (null: alerts off)'),
 });

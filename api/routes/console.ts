@@ -15,7 +15,7 @@ const files: Record<string, string> = {
 };
 
 /** Where the build writes the bundle: dist/console beside dist/api. */
-export const consoleDir = fileURLToPath(new URL('../../console/', import.meta.url));
+const consoleDir = fileURLToPath(new URL('../../console/', import.meta.url));
 
 /**
  * The page's policy: its own scripts, styles and the API only; media from wherever its URLs point (the

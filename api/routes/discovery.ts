@@ -38,7 +38,7 @@ const actorsQuery = listQuery('actors').extend({
   is_pro: z.enum(['true', 'false']).optional(),
 });
 
-export const projectSchema = z.object({
+const projectSchema = z.object({
   id: z.string(),
   name: z.string(),
   workspace_id: z.string(),
@@ -46,7 +46,7 @@ export const projectSchema = z.object({
   updated_at: z.number().int().describe('milliseconds since the Unix epoch'),
 });
 
-export const actorSchema = z.object({
+const actorSchema = z.object({
   id: z.string(),
   name: z.string(),
   age: z.enum(actorAges),
@@ -59,7 +59,7 @@ export const actorSchema = z.object({
   preview_thumbnail_url: z.url(),
 });
 
-export const voiceSchema = z.object({
+const voiceSchema = z.object({
   id: z.string(),
   name: z.string(),
   gender: z.string(),
@@ -100,11 +100,11 @@ export function decodeCatalogCursor(kind: 'actors' | 'voices', cursor: string): 
 
 const ms = (d: Date) => d.getTime();
 
-export function projectRecord(p: Project): z.infer<typeof projectSchema> {
+function projectRecord(p: Project): z.infer<typeof projectSchema> {
   return { id: p.id, name: p.name, workspace_id: p.workspace_id, created_at: ms(p.created_at), updated_at: ms(p.updated_at) };
 }
 
-export function actorRecord(a: Actor, baseUrl: string): z.infer<typeof actorSchema> {
+function actorRecord(a: Actor, baseUrl: string): z.infer<typeof actorSchema> {
   return {
     id: a.id,
     name: a.name,
@@ -119,7 +119,7 @@ export function actorRecord(a: Actor, baseUrl: string): z.infer<typeof actorSche
   };
 }
 
-export function voiceRecord(v: Voice, baseUrl: string): z.infer<typeof voiceSchema> {
+function voiceRecord(v: Voice, baseUrl: string): z.infer<typeof voiceSchema> {
   return { id: v.id, name: v.name, gender: v.gender, language: v.language, accent: v.accent, preview_url: mediaUrl(baseUrl, v.preview_key) };
 }
 

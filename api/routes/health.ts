@@ -39,7 +39,7 @@ export interface Readiness {
  * reached (`reached` remembers, across calls, every part seen ok); degraded when a part it reached
  * before is unavailable now.
  */
-export function readinessOf(checks: Record<string, 'ok' | 'unavailable'>, reached: Set<string>): Readiness {
+function readinessOf(checks: Record<string, 'ok' | 'unavailable'>, reached: Set<string>): Readiness {
   for (const [name, v] of Object.entries(checks)) if (v === 'ok') reached.add(name);
   const down = Object.keys(checks).filter((name) => checks[name] !== 'ok');
   const status = down.length === 0 ? 'ready' : down.includes(REQUIRED) || down.some((name) => !reached.has(name)) ? 'not_ready' : 'degraded';

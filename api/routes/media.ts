@@ -46,7 +46,7 @@ export function mediaUrl(baseUrl: string, key: string): string {
  * Validates the decoded path segments and returns the object key, or null when the key must not be
  * served (traversal, empty segments, control characters, a prefix that is not public).
  */
-export function publicObjectKey(segments: readonly string[]): { key: string; cacheControl: string } | null {
+function publicObjectKey(segments: readonly string[]): { key: string; cacheControl: string } | null {
   if (segments.length < 2) return null;
   for (const s of segments) {
     if (s === '' || s === '.' || s === '..' || s.includes('/') || s.includes('\\') || /[\u0000-\u001f\u007f]/.test(s)) return null;
@@ -58,7 +58,7 @@ export function publicObjectKey(segments: readonly string[]): { key: string; cac
 }
 
 /** Parses a single `bytes=` range against a size; undefined = ignore the header, null = unsatisfiable. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
   if (!header) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m) return undefined; // multi-range or malformed: serve the whole object (allowed by RFC 9110)

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
-import { catalog, routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
+import { routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
 import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import { generationControls, kindControls, type GenerationControl } from '../../shared/generation-controls.js';
 import type { Database } from '../../db/index.js';
@@ -17,7 +17,7 @@ import type { CircuitState } from '../../db/schema.js';
 import { jobKinds as kindNames } from '../../shared/kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
-export const modelSchema = z.object({
+const modelSchema = z.object({
   name: z.string().describe('the public model name, as `model` in create requests'),
   kind: z.enum(kindNames),
   create_path: z.string().describe('the create endpoint of the kind'),
@@ -148,10 +148,10 @@ function inputsOf(body: z.ZodType): string[] {
 type KeyConfig = Parameters<typeof routeMode>[0];
 
 /** Circuit breaker states that are not closed, by `provider/model`. */
-export type CircuitStates = ReadonlyMap<string, CircuitState>;
+type CircuitStates = ReadonlyMap<string, CircuitState>;
 
 /** Why the route probe found a route unavailable, by `provider/model` (routes it found available are absent). */
-export type RouteProbeStates = ReadonlyMap<string, string>;
+type RouteProbeStates = ReadonlyMap<string, string>;
 const outputOf = (o: RouteOutput | undefined): ModelInfo['routes'][number]['output'] =>
   o
     ? {
@@ -188,7 +188,7 @@ function routesOf(
 }
 
 /** Per public model, the earliest day the route probe read a provider's deprecation of one of its routes (worker/route-prober.ts). */
-export type ProviderDeprecations = Map<string, string>;
+type ProviderDeprecations = Map<string, string>;
 
 export function modelInfo(
   route: ModelRoute,
@@ -271,7 +271,7 @@ function cancelPolicyOf(route: ModelRoute, provider: ReturnType<typeof liveProvi
 }
 
 /** The create schema's prompt bounds (1–4000), narrowed by the provider's published ones unless the local renderer serves the model. */
-export const createPromptChars = { min: 1, max: 4000 } as const;
+const createPromptChars = { min: 1, max: 4000 } as const;
 
 function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: RouteMode): ModelInfo['prompt_length'] {
   if (!inputs.includes('prompt')) return null;
@@ -297,12 +297,12 @@ export async function readProviderDeprecations(db: Database): Promise<ProviderDe
 }
 
 /** The breakers that are not closed, as modelCatalog reads them (one indexed read: most are closed). */
-export async function readCircuitStates(db: Database): Promise<CircuitStates> {
+async function readCircuitStates(db: Database): Promise<CircuitStates> {
   return new Map((await openCircuits(db)).map((c) => [`${c.provider}/${c.model}`, c.state]));
 }
 
 /** The routes the route probe found unavailable, with why, as modelCatalog reads them (one indexed read: usually none). */
-export async function readRouteProbeStates(db: Database): Promise<RouteProbeStates> {
+async function readRouteProbeStates(db: Database): Promise<RouteProbeStates> {
   return new Map((await unavailableRoutes(db)).map((r) => [`${r.provider}/${r.model}`, r.reason ?? 'the route probe found the model unavailable']));
 }
 
@@ -328,6 +328,3 @@ export const modelEndpoints = new Endpoints<{ config: Config; db: Database }>().
 });
 
 export const createModelsRouter = (deps: { config: Config; db: Database }, auth: Auth) => modelEndpoints.router(deps, auth);
-
-/** Models of the catalog that no create endpoint offers (must stay empty: see test/e2e/models.test.ts). */
-export const unlistedModels = (): string[] => Object.keys(catalog).filter((m) => !jobKinds.some((k) => k.models.includes(m)));

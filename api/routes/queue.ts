@@ -25,7 +25,7 @@ export const QUEUE_CACHE_MS = 5_000;
 
 const seconds = (what: string) => z.number().nonnegative().describe(what);
 
-export const queueEntrySchema = z.object({
+const queueEntrySchema = z.object({
   model: z.string().describe('the public model name'),
   priority: z.enum(jobPriorities).describe('the job priority this entry is about'),
   provider: z
@@ -67,7 +67,7 @@ const queueQuery = z.object({
 });
 
 /** One read of the fleet's queues. */
-export interface QueueSnapshot {
+interface QueueSnapshot {
   waiting: WaitingCount[];
   recent: RecentWaits[];
 }
@@ -132,7 +132,7 @@ export function queueEntries(
 const round = (s: number) => Math.round(s * 10) / 10;
 
 /** The fleet's queues, read at most once per QUEUE_CACHE_MS per replica (concurrent callers share the read). */
-export function queueSnapshots(db: Database, ttlMs = QUEUE_CACHE_MS): () => Promise<QueueSnapshot> {
+function queueSnapshots(db: Database, ttlMs = QUEUE_CACHE_MS): () => Promise<QueueSnapshot> {
   let cached: { at: number; value: Promise<QueueSnapshot> } | null = null;
   return () => {
     const now = Date.now();

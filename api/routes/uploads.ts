@@ -46,7 +46,7 @@ const multipartSchema = z.object({
     ),
 });
 
-export const uploadFromUrlSchema = z
+const uploadFromUrlSchema = z
   .object({
     url: z
       .string()
@@ -59,7 +59,7 @@ export const uploadFromUrlSchema = z
   })
   .strict();
 
-export const directUploadSchema = z
+const directUploadSchema = z
   .object({
     project_id: projectId,
     name: z.string().min(1).max(255).describe('display name of the file'),
@@ -90,7 +90,7 @@ const presignedPostSchema = z.object({
   expires_at: z.number().int().describe('ms since the Unix epoch; the policy is refused afterwards'),
 });
 
-export const directUploadCreatedSchema = directUploadRecordSchema.extend({
+const directUploadCreatedSchema = directUploadRecordSchema.extend({
   upload: presignedPostSchema.describe(
     'a presigned POST whose policy fixes the object key, the Content-Type (= mime_type) and the exact size: send `fields` then the file as `file` (multipart/form-data)',
   ),

@@ -26,7 +26,7 @@ import { jobStatuses } from '../../shared/job-model.js';
 import { csvDocument } from '../../shared/csv.js';
 
 /** The longest range per granularity, in days. */
-export const MAX_USAGE_DAYS: Record<UsageGranularity, number> = { day: 366, hour: 31 };
+const MAX_USAGE_DAYS: Record<UsageGranularity, number> = { day: 366, hour: 31 };
 const DAY_MS = 86_400_000;
 
 const CURSOR_REFUSED = 'not a cursor returned by this endpoint';
@@ -77,7 +77,7 @@ const jobCounts = z
   })
   .describe('jobs by creation time, by their current status') as unknown as z.ZodType<UsageFigures['jobs']>;
 
-export const usageRowSchema = z.object({
+const usageRowSchema = z.object({
   period_start: z.string().describe('start of the UTC bucket (ISO 8601)'),
   key_id: z.string().nullable().optional().describe('with group_by=key: the API key that created the jobs (null: none recorded)'),
   project_id: z.string().optional().describe('with group_by=project'),
@@ -114,7 +114,7 @@ const monthStart = (t: Date, add = 0) => new Date(Date.UTC(t.getUTCFullYear(), t
 const parseMoment = (s: string) => new Date(s.length === 10 ? `${s}T00:00:00Z` : s);
 
 /** The range asked for, defaults applied and bounds checked (400 otherwise). */
-export function usageRange(q: { from?: string; to?: string; granularity?: UsageGranularity }, now = new Date()) {
+function usageRange(q: { from?: string; to?: string; granularity?: UsageGranularity }, now = new Date()) {
   const granularity = q.granularity ?? 'day';
   const from0 = q.from ? parseMoment(q.from) : undefined;
   const to0 = q.to ? parseMoment(q.to) : undefined;

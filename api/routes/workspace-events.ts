@@ -21,7 +21,7 @@ import { jobFromSnapshot, presentJob } from '../../shared/job-record.js';
 
 const TAG = 'Events';
 /** The families of events, each `<family>.<name>`; `<family>.*` selects one whole. */
-export const eventFamilies = ['job', 'pipeline', 'budget', 'balance'] as const;
+const eventFamilies = ['job', 'pipeline', 'budget', 'balance'] as const;
 const typePattern = new RegExp(`^(${eventFamilies.join('|')})\\.(\\*|[a-z_]+(\\.[a-z_]+)?)$`);
 
 const typeAlternative = `(${eventFamilies.join('|')})\\.(\\*|[a-z_]+(\\.[a-z_]+)?)`;
@@ -53,7 +53,7 @@ const streamQuery = z.object({
   types: typesField,
 });
 
-export const workspaceEventSchema = z.object({
+const workspaceEventSchema = z.object({
   id: z.string().describe("the event id: the `webhook-id` of this event's webhook delivery (`whk_…`)"),
   seq: z.number().int().describe("the event's number in the workspace's log: gap-free, in commit order"),
   type: z
@@ -85,7 +85,7 @@ function typeFilter(types: string | undefined): TypeFilter | undefined {
   return out;
 }
 
-export function presentWorkspaceEvent(e: WorkspaceEvent): z.infer<typeof workspaceEventSchema> {
+function presentWorkspaceEvent(e: WorkspaceEvent): z.infer<typeof workspaceEventSchema> {
   const data = e.type.startsWith('job.') ? (presentJob(jobFromSnapshot(e.data)) as unknown as Record<string, unknown>) : e.data;
   return { id: e.id, seq: Number(e.seq), type: e.type, subject_id: e.subject_id, created_at: new Date(e.created_at).toISOString(), data };
 }

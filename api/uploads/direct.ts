@@ -13,7 +13,7 @@ import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js'
 import { directUploadRecord, type DirectUploadRecord } from './records.js';
 import { quotaBytes, quotaExceeded, requireProject, retentionSeconds } from './rules.js';
 
-export interface DirectUploadRequest {
+interface DirectUploadRequest {
   project_id: string;
   name: string;
   mime_type: AcceptedMime;

@@ -15,7 +15,7 @@ import type { StoredUpload, UploadFromUrlInput } from '../../workflows/upload-fr
 import { uploadRecord, type UploadRecord } from './records.js';
 import { requireProject, retentionSeconds } from './rules.js';
 
-export interface UploadFromUrlRequest {
+interface UploadFromUrlRequest {
   url: string;
   project_id: string;
   expires_in_seconds?: number | undefined;

@@ -116,7 +116,7 @@ export function limitConcurrentUploads(deps: AppDeps): RequestHandler {
 }
 
 /** How long a slot stays held without a refresh: a dead gateway's uploads free their slots this long after. */
-export const UPLOAD_SLOT_LEASE_MS = 30_000;
+const UPLOAD_SLOT_LEASE_MS = 30_000;
 
 /** What a client refused an upload slot is told to wait: about the time a small upload takes. */
 const UPLOAD_SLOT_RETRY_MS = 1_000;

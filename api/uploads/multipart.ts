@@ -44,7 +44,7 @@ function mediaErrorToApi(err: unknown): unknown {
 }
 
 /** A stored multipart upload: its record, and what the Idempotency-Key fingerprint takes of it (api/idempotency.ts). */
-export interface ReceivedUpload {
+interface ReceivedUpload {
   record: UploadRecord;
   fingerprint: MultipartFingerprint;
 }

@@ -28,7 +28,7 @@ export const uploadRecordSchema = z.object({
 });
 export type UploadRecord = z.infer<typeof uploadRecordSchema>;
 
-export const uploadStatusSchema = z.enum(uploadStatuses);
+const uploadStatusSchema = z.enum(uploadStatuses);
 
 export const directUploadRecordSchema = uploadRecordSchema.extend({
   status: uploadStatusSchema.describe(

@@ -8,7 +8,7 @@ import { client } from '../api.js';
 import { failure } from '../ui.js';
 
 /** Files above this size go straight to storage (a presigned POST) rather than through the gateway. */
-export const DIRECT_UPLOAD_ABOVE_BYTES = 4 * 1024 * 1024;
+const DIRECT_UPLOAD_ABOVE_BYTES = 4 * 1024 * 1024;
 
 /** Whether a create field takes upload ids, and whether a list of them. */
 export function uploadFieldOf(input: string): 'one' | 'many' | null {

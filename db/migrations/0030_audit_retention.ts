@@ -11,7 +11,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /** The youngest an event may be and still be removed, in days. */
-export const AUDIT_RETENTION_FLOOR_DAYS = 30;
+const AUDIT_RETENTION_FLOOR_DAYS = 30;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index if not exists audit_events_created_at_idx on audit_events (created_at)`.execute(db);

@@ -15,7 +15,7 @@
 // its own transaction, as the admin CLI's createApiKey / revokeApiKey do.
 import { sql, type Kysely } from 'kysely';
 
-export const API_KEY_SCOPES_SQL = sql`array['read', 'generate', 'uploads', 'admin']::text[]`;
+const API_KEY_SCOPES_SQL = sql`array['read', 'generate', 'uploads', 'admin']::text[]`;
 
 /** The acting key, checked: its row when it may manage keys, else an exception (insufficient_privilege). */
 const actingKey = sql`

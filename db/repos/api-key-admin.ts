@@ -22,14 +22,14 @@ export interface MintedKeyRules {
   expiresAt: Date | null;
 }
 
-export interface InlineBudget {
+interface InlineBudget {
   limit: number;
   period: BudgetPeriod;
   alertAt: number[] | null;
 }
 
 /** The acting key: its id, the secret it was presented with, and its workspace. */
-export interface ActingKey {
+interface ActingKey {
   id: string;
   secret: string;
   workspaceId: string;

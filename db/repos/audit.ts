@@ -8,7 +8,7 @@ import type { AuditEvent } from '../schema.js';
 import type { AuditAction, AuditActor } from '../../shared/audit.js';
 import { newId } from '../../shared/ids.js';
 
-export interface NewAuditEvent {
+interface NewAuditEvent {
   workspaceId: string;
   action: AuditAction;
   actor: AuditActor;
@@ -63,7 +63,7 @@ export function auditEventId(action: AuditAction, ...parts: string[]): string {
 
 export type AuditEventKey = NewestFirstKey;
 
-export interface AuditEventFilters {
+interface AuditEventFilters {
   action?: AuditAction;
   targetId?: string;
   /** Inclusive. */

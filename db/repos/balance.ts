@@ -6,7 +6,7 @@ import type { Database, Queryable } from '../index.js';
 import { recordAuditEvent } from './audit.js';
 import type { AuditActor } from '../../shared/audit.js';
 
-export interface BalanceSnapshot {
+interface BalanceSnapshot {
   available: number;
   held: number;
   granted: number;
@@ -69,12 +69,6 @@ export async function readBalance(q: Queryable, workspaceId: string, start: Date
 export interface BalanceAlerts {
   thresholds: number[];
   url: string | null;
-}
-
-/** The workspace's alert settings (none set: no thresholds, no URL). */
-export async function balanceAlertsOf(q: Queryable, workspaceId: string): Promise<BalanceAlerts> {
-  const row = await q.selectFrom('balance_alerts').select(['thresholds', 'url']).where('workspace_id', '=', workspaceId).executeTakeFirst();
-  return row ?? { thresholds: [], url: null };
 }
 
 /** What the audit event says of the settings: the receiver's origin, never a path or query that may carry a token. */

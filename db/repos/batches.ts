@@ -21,7 +21,7 @@ export interface NewBatchItem {
   price: number;
 }
 
-export interface NewBatch {
+interface NewBatch {
   id: string;
   workspaceId: string;
   projectId: string;

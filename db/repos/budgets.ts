@@ -66,7 +66,7 @@ function ledgerNet(b: Pick<Budget, 'workspace_id' | 'scope' | 'scope_id'>, start
  * spend of its scope in the period, and ties the jobs so counted to it (their refunds adjust it).
  * Concurrent makers wait on the primary key: one inserts, the others find it.
  */
-export async function ensurePeriod(tx: Tx, b: Budget, start: Date): Promise<void> {
+async function ensurePeriod(tx: Tx, b: Budget, start: Date): Promise<void> {
   const end = periodEnd(b.period, start);
   await sql`
     with made as (
@@ -79,7 +79,7 @@ export async function ensurePeriod(tx: Tx, b: Budget, start: Date): Promise<void
     on conflict do nothing`.execute(tx);
 }
 
-export interface LockedCounter {
+interface LockedCounter {
   budget: Budget;
   start: Date;
   spent: number;

@@ -8,7 +8,7 @@ import { bulkJobStates } from '../bulk-action-schema.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import { jobsPageQuery, type JobListFilters } from './job-lists.js';
 
-export type BulkCounts = Record<BulkJobState, number>;
+type BulkCounts = Record<BulkJobState, number>;
 
 /** The ids of up to `limit` jobs of the workspace the filters match, newest first (the job lists' query). */
 export async function matchingJobIds(q: Queryable, workspaceId: string, filters: JobListFilters, limit: number): Promise<string[]> {
@@ -24,7 +24,7 @@ export async function jobIdsInWorkspace(q: Queryable, workspaceId: string, ids: 
   return new Set(rows.map((r) => r.id));
 }
 
-export interface NewBulkAction {
+interface NewBulkAction {
   id: string;
   workspaceId: string;
   apiKeyId: string;

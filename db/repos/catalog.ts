@@ -22,7 +22,7 @@ export interface CatalogKey {
   id: string;
 }
 
-export interface ActorFilters {
+interface ActorFilters {
   gender?: string;
   age?: string;
   skin_tone?: string;

@@ -10,9 +10,9 @@ import type { Selectable } from 'kysely';
 export type IdempotencyRow = Selectable<IdempotencyKeyTable>;
 
 /** How long an answer is replayed; an older row counts as absent (and is swept). */
-export const IDEMPOTENCY_TTL_HOURS = 24;
+const IDEMPOTENCY_TTL_HOURS = 24;
 
-export interface ClaimInput {
+interface ClaimInput {
   workspaceId: string;
   key: string;
   operation: string;

@@ -17,7 +17,7 @@ export class InsufficientCreditsError extends Error {
 }
 
 /** Debits `amount` if the balance allows it; never goes below zero. Returns the new balance. */
-export async function debitCredits(tx: Queryable, workspaceId: string, amount: number): Promise<number> {
+async function debitCredits(tx: Queryable, workspaceId: string, amount: number): Promise<number> {
   const row = await tx
     .updateTable('workspaces')
     .set({ credits: sql`credits - ${amount}`, updated_at: sql`now()` })

@@ -26,13 +26,6 @@ export function progressColumns(p: MoveProgress | undefined, job: Job) {
   return phaseColumns(typeof p.phase === 'function' ? p.phase(job) : p.phase, p.attempt, p.percent ?? null);
 }
 
-export interface StoredProgress {
-  phase: JobPhase;
-  attempt: number;
-  percent: number | null;
-  queue_position: number | null;
-}
-
 /** A phase change: the provider's percent and queue position start over with it. */
 export async function setJobPhase(
   db: Queryable,

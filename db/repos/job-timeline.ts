@@ -7,7 +7,7 @@ import type { Queryable } from '../index.js';
 /** The most entries one read answers: a job makes a few per route and per run, far fewer than this. */
 export const TIMELINE_MAX_ENTRIES = 500;
 
-export interface TimelineEntry {
+interface TimelineEntry {
   at: Date;
   type: string;
   details: Record<string, unknown>;

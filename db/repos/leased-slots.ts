@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 
 /** A slot table and the column naming whose slots they are. */
-export type SlotPool = { table: 'upload_slots'; owner: 'api_key_id' } | { table: 'fetch_slots'; owner: 'workspace_id' };
+type SlotPool = { table: 'upload_slots'; owner: 'api_key_id' } | { table: 'fetch_slots'; owner: 'workspace_id' };
 
 export const uploadSlots: SlotPool = { table: 'upload_slots', owner: 'api_key_id' };
 export const fetchSlots: SlotPool = { table: 'fetch_slots', owner: 'workspace_id' };

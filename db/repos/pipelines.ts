@@ -23,7 +23,7 @@ export interface NewPipelineStep {
   price: number;
 }
 
-export interface NewPipeline {
+interface NewPipeline {
   id: string;
   workspaceId: string;
   projectId: string;

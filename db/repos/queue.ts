@@ -33,7 +33,7 @@ export async function queuePosition(db: Queryable, job: PositionedJob): Promise<
 }
 
 /** What queuePosition reads of the job. */
-export type PositionedJob = Pick<Job, 'id' | 'workspace_id' | 'params' | 'priority' | 'status' | 'submitted_at'>;
+type PositionedJob = Pick<Job, 'id' | 'workspace_id' | 'params' | 'priority' | 'status' | 'submitted_at'>;
 
 /**
  * The count of the jobs ahead of `job` (queuePosition's one statement; tests EXPLAIN it). The job's
@@ -130,7 +130,7 @@ function statusReadQuery(db: Queryable, q: StatusReadArgs) {
     .where(sql<boolean>`exists (select 1 from api_keys k where k.id = ${q.liveKeyId} and k.revoked_at is null)`);
 }
 
-export type StatusRead = NonNullable<Awaited<ReturnType<ReturnType<typeof statusReadQuery>['executeTakeFirst']>>>;
+type StatusRead = NonNullable<Awaited<ReturnType<ReturnType<typeof statusReadQuery>['executeTakeFirst']>>>;
 
 // The statement compiled once, with markers where the request's values go.
 const marks: StatusReadArgs = { id: '\u0000id', workspaceId: '\u0000workspace', kind: '\u0000kind' as Job['kind'], liveKeyId: '\u0000key' };

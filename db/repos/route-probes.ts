@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { RouteProbeStatus } from '../schema.js';
 
-export interface RouteProbeRow {
+interface RouteProbeRow {
   provider: string;
   model: string;
   provider_model_id: string;
@@ -89,7 +89,7 @@ export async function probedRoutes(db: Queryable): Promise<Array<Pick<RouteProbe
 }
 
 /** What a provider announced of a route's model: deprecated (with a shutdown date when it gave one). */
-export interface RouteLifecycle {
+interface RouteLifecycle {
   /** YYYY-MM-DD, or null when the provider gave no date. */
   shutdownAt: string | null;
   /** What was read, in words. */

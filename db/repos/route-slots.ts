@@ -38,7 +38,7 @@ export interface SlotTiming {
  * longer the further back it is). `grantees`: other waiting jobs this take handed a free slot to
  * (their workflows are to be woken).
  */
-export type TakeResult = ((SlotDecision & { granted: true; takenAttempt: number }) | (SlotDecision & { granted: false; position: number })) & {
+type TakeResult = ((SlotDecision & { granted: true; takenAttempt: number }) | (SlotDecision & { granted: false; position: number })) & {
   grantees?: string[];
 };
 

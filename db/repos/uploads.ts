@@ -16,7 +16,7 @@ export async function insertUpload(db: Queryable, row: NewFileUpload): Promise<F
 }
 
 /** Bytes the workspace's uploads hold in storage: completed ones, and pending ones at their declared size. */
-export async function uploadBytesOfWorkspace(db: Queryable, workspaceId: string): Promise<number> {
+async function uploadBytesOfWorkspace(db: Queryable, workspaceId: string): Promise<number> {
   const row = await db
     .selectFrom('file_uploads')
     .select(sql<string>`coalesce(sum(file_size), 0)`.as('bytes'))

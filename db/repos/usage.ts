@@ -74,7 +74,7 @@ interface RawRow {
 const DAY_MS = 86_400_000;
 
 /** Where a day-by-day report reads each part of its range: whole UTC days from the rollups, the rest raw. */
-export interface UsageSources {
+interface UsageSources {
   /** [from, to) ranges read from the ledger and the jobs themselves. */
   raw: [Date, Date][];
   /** Whole UTC days [from, to) read from usage_daily and usage_deltas; null: none. */

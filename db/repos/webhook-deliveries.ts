@@ -13,7 +13,7 @@ import { BUDGET_THRESHOLD_EVENT } from './budgets.js';
  * (a budget's alert URL, read-only to the workspace), so listing them would show the tenant the
  * operator's endpoint, and redelivering them would let it send requests there at will.
  */
-export const operatorOnlyEventTypes: readonly string[] = [BUDGET_THRESHOLD_EVENT];
+const operatorOnlyEventTypes: readonly string[] = [BUDGET_THRESHOLD_EVENT];
 
 /** What the tenant sees: every delivery but those to the operator's URLs (its own endpoints' deliveries of any type are its own). */
 const customerVisible = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) =>
@@ -163,7 +163,7 @@ export async function getWorkspaceDelivery(db: Queryable, workspaceId: string, i
 
 // ------------------------------------------------------------------ redelivery
 
-export type RedeliveryStart = { started: DeliveryRow } | { refused: 'not_found' | 'in_flight' };
+type RedeliveryStart = { started: DeliveryRow } | { refused: 'not_found' | 'in_flight' };
 
 /**
  * Reopens a finished event of the workspace for one more delivery run: it is pending again (its

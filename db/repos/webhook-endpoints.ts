@@ -14,7 +14,7 @@ import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 
 export type { WebhookEndpoint } from '../webhook-endpoint-schema.js';
 
-export interface EndpointFields {
+interface EndpointFields {
   url: string;
   description: string | null;
   eventTypes: string[];

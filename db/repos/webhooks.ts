@@ -253,7 +253,7 @@ export async function markDeliveryFailed(db: Queryable, id: string, error: strin
 
 // ------------------------------------------------------------------ circuits (one per workspace and destination)
 
-export interface CircuitKey {
+interface CircuitKey {
   workspaceId: string;
   /** The receiver's URL host (with its port when not the default). */
   destination: string;

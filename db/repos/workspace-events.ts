@@ -12,7 +12,7 @@ import { BUDGET_THRESHOLD_EVENT_NAME } from '../../shared/webhook-endpoints.js';
 
 export type { WorkspaceEvent } from '../event-schema.js';
 
-export interface NewWorkspaceEvent {
+interface NewWorkspaceEvent {
   /** The event id: the webhook-id its delivery has (or would have). */
   id: string;
   workspaceId: string;
@@ -66,7 +66,7 @@ export async function listWorkspaceEvents(db: Queryable, workspaceId: string, op
   return (await workspaceEventsQuery(db, workspaceId, opts).execute()) as WorkspaceEvent[];
 }
 
-export interface WorkspaceEventsPage {
+interface WorkspaceEventsPage {
   after: number;
   limit: number;
   types?: TypeFilter;

@@ -16,13 +16,13 @@ export interface Resource {
   scalesOut: boolean;
 }
 
-export interface Saturation {
+interface Saturation {
   resource: Resource;
   /** Jobs per second at which the resource is fully used (Infinity when a job does not use it). */
   saturatesAt: number;
 }
 
-export interface AtMultiple {
+interface AtMultiple {
   multiple: number;
   rate: number;
   /** Every resource's use at that rate (demand ÷ capacity), highest first. */
@@ -51,7 +51,7 @@ export function atMultiple(resources: readonly Resource[], measuredRate: number,
 }
 
 /** Sizing of a scale-out component: how many replicas of `coresPerReplica` carry `rate` jobs/s at `cpuMsPerJob`. */
-export interface ReplicaPlan {
+interface ReplicaPlan {
   /** Cores the rate needs, at 100 % use. */
   cores: number;
   /** Replicas to carry it at the target use, before the spare. */

@@ -34,7 +34,7 @@ function readPid(file: string): number | undefined {
 }
 
 /** A process of the profile: its name (as `up cluster` prints it), its group in the figures, its pid. */
-export interface ClusterProcess {
+interface ClusterProcess {
   name: string;
   group: string;
   pid: number;

@@ -79,7 +79,7 @@ function certificates(bytes: Buffer): X509Certificate[] | null {
 }
 
 /** The API key in a file, trimmed; empty is a problem. */
-export function readApiKeyFile(path: string, problems: string[]): string | null {
+function readApiKeyFile(path: string, problems: string[]): string | null {
   const bytes = readNamed('TEMPORAL_API_KEY_FILE', path, problems);
   if (!bytes) return null;
   const key = bytes.toString('utf8').trim();

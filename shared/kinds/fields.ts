@@ -24,8 +24,8 @@ export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\
 export const PUBLIC_HTTPS_URL_PATTERN = '^https://(?:[0-9A-Za-z-]+\\.)*[A-Za-z][0-9A-Za-z-]*(?:[/?#][!-~]*)?$';
 
 /** The bounds of a create's `deadline_seconds`: at least a provider round trip, at most a week. */
-export const MIN_DEADLINE_SECONDS = 10;
-export const MAX_DEADLINE_SECONDS = 7 * 24 * 3600;
+const MIN_DEADLINE_SECONDS = 10;
+const MAX_DEADLINE_SECONDS = 7 * 24 * 3600;
 
 /** Request fields of every create schema. */
 export const webhookRequestFields = {

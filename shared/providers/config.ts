@@ -7,7 +7,7 @@ import { providers, type Descriptor } from './index.js';
 import type { ConfigKit } from './define.js';
 
 /** What a descriptor's `config` is given to declare its variables with. */
-export const configKit: ConfigKit = { z, optionalString, bool, url, optionalUrl };
+const configKit: ConfigKit = { z, optionalString, bool, url, optionalUrl };
 
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 type ProviderConfigShape = UnionToIntersection<ReturnType<Descriptor['config']>>;

@@ -190,7 +190,12 @@ ${[...new Set([...Object.keys(KNOWN_UNEXPRESSIBLE), ...RETIRING_CREATES])]
       .filter(Boolean)
       .join('; ');
     const statuses = ['2xx', ...extra, '401', '403', '404', '409', '429'].map((v) => JSON.stringify(v)).join(', ');
-    return `# ${why}\n[[operations]]\ninclude-operation-id = "${op}"\nchecks.positive_data_acceptance.expected-statuses = [${statuses}]\n`;
+    // A retired model's create is refused with 410 whatever its body: a schema-violating one too
+    // (e.g. a seed, which no route of a retired gpt-image takes), so 410 counts as a rejection there.
+    const rejections = RETIRING_CREATES.includes(op)
+      ? `\nchecks.negative_data_rejection.expected-statuses = [${['400', '401', '403', '404', '405', '406', '409', '410', '415', '422', '428', '429', '5xx'].map((v) => JSON.stringify(v)).join(', ')}]`
+      : '';
+    return `# ${why}\n[[operations]]\ninclude-operation-id = "${op}"\nchecks.positive_data_acceptance.expected-statuses = [${statuses}]${rejections}\n`;
   })
   .join('\n')}
 ${pathBindings}

@@ -29,8 +29,8 @@ async function listed(apiKey: string) {
   const r = await api(stack.gw.baseUrl, apiKey).get('/v1/models');
   assert.equal(r.status, 200, r.text);
   const m = (r.body.data as any[]).find((x) => x.name === model);
-  // What each route delivers (`output`) is asserted in test/e2e/models.test.ts; here only its health.
-  return { ...m, routes: m.routes.map(({ output: _output, ...health }: { output: unknown }) => health) };
+  // What each route delivers and takes (`output`, `controls`) is asserted in test/e2e/models.test.ts; here only its health.
+  return { ...m, routes: m.routes.map(({ output: _output, controls: _controls, ...health }: { output: unknown; controls: unknown }) => health) };
 }
 
 const falRoute = () =>

@@ -57,7 +57,7 @@ import { z } from 'zod';
 
 export const alibabaAnimateMixModelIds = ['wan2.2-animate-mix'] as const;
 /** Standard and professional service modes (alibabacloud.com wan-animate-mix-api). */
-export const alibabaAnimateMixModes = ['wan-std', 'wan-pro'] as const;
+const alibabaAnimateMixModes = ['wan-std', 'wan-pro'] as const;
 export type AlibabaAnimateMixMode = (typeof alibabaAnimateMixModes)[number];
 
 /** POST {base}/api/v1/services/aigc/image2video/video-synthesis, with `X-DashScope-Async: enable`. */
@@ -78,8 +78,7 @@ export type AlibabaAnimateMixRequest = z.input<typeof alibabaAnimateMixRequest>;
 export const dashscopeAsyncHeader = { 'X-DashScope-Async': 'enable' } as const;
 
 /** Task states (dashscope common/constants.py TaskStatus). UNKNOWN: no such task for this key (or expired). */
-export const dashscopeTaskStatuses = ['PENDING', 'SUSPENDED', 'RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELED', 'UNKNOWN'] as const;
-export type DashScopeTaskStatus = (typeof dashscopeTaskStatuses)[number];
+type DashScopeTaskStatus = 'PENDING' | 'SUSPENDED' | 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'CANCELED' | 'UNKNOWN';
 
 /** The answer of a submit and of GET {base}/api/v1/tasks/{task_id}. */
 export interface DashScopeTaskAnswer {
@@ -101,24 +100,3 @@ export interface DashScopeTaskAnswer {
   code?: string;
   message?: string;
 }
-
-/** An HTTP error answer. */
-export interface DashScopeError {
-  request_id?: string;
-  code: string;
-  message: string;
-}
-
-/** Error codes named in Alibaba's SDK and status-code page, grouped by what they mean for a job. */
-export const dashscopeCodes = {
-  /** Content moderation refused the input or the output: the customer's, final. */
-  moderation: ['DataInspectionFailed'],
-  /** Overdue payment: our account at Alibaba, which another provider does not share. */
-  billing: ['Arrearage'],
-  /** Rate limits (HTTP 429): retried, then another route. */
-  throttling: ['Throttling', 'Throttling.RateQuota', 'Throttling.AllocationQuota'],
-  /** Alibaba's side: retried, then another route. */
-  outage: ['InternalError', 'ServiceUnavailable', 'GatewayTimeout'],
-  /** Credentials (401 / 403). */
-  credentials: ['InvalidApiKey', 'AccessDenied', 'AccessDenied.Unpurchased'],
-} as const;

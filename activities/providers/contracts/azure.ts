@@ -43,7 +43,7 @@ export const azureImageSizes = ['1024x1024', '1536x1024', '1024x1536'] as const;
 export const azureDefaultApiVersion = '2025-04-01-preview';
 /** The api-version values of Microsoft's v1 API (AzureAIFoundryModelsApiVersion): they select the v1 path. */
 export const azureV1ApiVersions = ['v1', 'preview'] as const;
-export const azurePromptMaxChars = 4000;
+const azurePromptMaxChars = 4000;
 
 export const azureImageGenerateParams = z.strictObject({
   prompt: z.string().min(1).max(azurePromptMaxChars),
@@ -60,25 +60,9 @@ export const azureImageGenerateParams = z.strictObject({
 
 export type AzureImageGenerateParams = z.input<typeof azureImageGenerateParams>;
 
-export interface AzureImagesResponse {
-  created: number;
-  data?: { b64_json?: string; revised_prompt?: string }[];
-  usage?: unknown;
-}
-
 /**
  * Error codes that mean the content filter refused the prompt or the image (final: no other route fixes
  * that). contentFilter and ResponsibleAIPolicyViolation are the image docs' own; content_filter and
  * content_policy_violation are what Azure names the same refusal on its other operations, read the same way.
  */
 export const azureContentFilterCodes = ['contentFilter', 'content_filter', 'content_policy_violation', 'ResponsibleAIPolicyViolation'] as const;
-
-export interface AzureErrorBody {
-  error: {
-    code?: string | null;
-    message?: string;
-    param?: string | null;
-    type?: string | null;
-    inner_error?: { code?: string; content_filter_results?: Record<string, unknown>; revised_prompt?: string };
-  };
-}

@@ -58,17 +58,12 @@ import { z } from 'zod';
 /** The catalog's ids (see above: from third-party docs; ARK_SEEDREAM_MODEL / ARK_SEEDANCE_MODEL override). */
 export const arkSeedreamModelId = 'seedream-4-5-251128';
 export const arkSeedanceModelId = 'seedance-1-5-pro-251215';
-/** Seedance 2.0 and 2.0 fast, by catalog model (see above: from BytePlus's own ark-cli). */
-export const arkSeedance2ModelIds = { 'seedance-2.0': 'dreamina-seedance-2-0-260128', 'seedance-2.0-fast': 'dreamina-seedance-2-0-fast-260128' } as const;
-export const arkModelIds = [arkSeedreamModelId, arkSeedanceModelId, ...Object.values(arkSeedance2ModelIds)] as const;
-/** An Ark Endpoint ID ("ep-2024****-**") may stand in for a model id (docs 1520757). */
-export const arkEndpointIdPattern = /^ep-[0-9A-Za-z-]+$/;
 
 /** Seedream 4.5 sizes for our aspect ratios, each within 2560×1440 … 4096×4096 pixels in total. */
 export const arkSeedreamSizes = { '1:1': '2048x2048', '16:9': '2560x1440', '9:16': '1440x2560' } as const;
 export const arkSeedreamAspectRatios = ['1:1', '16:9', '9:16'] as const satisfies readonly (keyof typeof arkSeedreamSizes)[];
-export const arkSeedreamMinPixels = 2560 * 1440;
-export const arkSeedreamMaxPixels = 4096 * 4096;
+const arkSeedreamMinPixels = 2560 * 1440;
+const arkSeedreamMaxPixels = 4096 * 4096;
 
 const seedreamSize = z.string().refine((s) => {
   const m = /^(\d+)x(\d+)$/.exec(s);
@@ -93,11 +88,9 @@ export type ArkImageGenerationRequest = z.input<typeof arkImageGenerationRequest
 export const arkSeedanceRatios = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'] as const;
 /** What this route takes (see above: 1080p left out). */
 export const arkSeedanceResolutions = ['480p', '720p'] as const;
-export const arkSeedanceDurations = [4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
-export const arkSeedance2Durations = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] as const;
 
 /** The content items this route sends: the prompt only (image items: see above). */
-export const arkTaskContentItem = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
+const arkTaskContentItem = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
 
 /** POST {base}/api/v3/contents/generations/tasks: the fields this route sends (a subset of the SDK's). */
 export const arkVideoTaskRequest = z.strictObject({
@@ -128,8 +121,7 @@ export interface ArkImagesResponse {
   error?: ArkError;
 }
 
-export const arkTaskStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type ArkTaskStatus = (typeof arkTaskStatuses)[number];
+type ArkTaskStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface ArkTaskCreated {
   id: string;

@@ -152,7 +152,6 @@ export function isFalEndpointId(id: string): id is FalEndpointId {
 
 /** Seedream 4.5: width and height 1920–4096, or a total pixel count from 2560×1440 to 4096×4096 (image_size in fal's type). */
 export const seedreamMinPixels = 2560 * 1440;
-export const seedreamMaxPixels = 4096 * 4096;
 
 /**
  * InfiniteTalk (fal's type: "num_frames … Must be between 41 to 721", default 145) at 25 fps: at most

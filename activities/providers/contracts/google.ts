@@ -53,11 +53,11 @@ export const googleVeoResolutions = ['720p', '1080p'] as const;
 /** The durations this route takes (see above: 8 s is what Google's Gemini API page states). */
 export const googleVeoDurations = [8] as const;
 /** VideoGenerationReferenceType of the SDK. */
-export const googleVeoReferenceTypes = ['ASSET', 'STYLE'] as const;
-export const googleVeoMaxReferenceImages = 3;
+const googleVeoReferenceTypes = ['ASSET', 'STYLE'] as const;
+const googleVeoMaxReferenceImages = 3;
 
 /** imageToMldev: inline bytes only on the Gemini API. */
-export const googleVeoImage = z.strictObject({
+const googleVeoImage = z.strictObject({
   bytesBase64Encoded: z
     .string()
     .min(1)
@@ -65,12 +65,12 @@ export const googleVeoImage = z.strictObject({
   mimeType: z.string().regex(/^image\/[a-z0-9.+-]+$/),
 });
 
-export const googleVeoReferenceImage = z.strictObject({
+const googleVeoReferenceImage = z.strictObject({
   image: googleVeoImage,
   referenceType: z.enum(googleVeoReferenceTypes),
 });
 
-export const googleVeoInstance = z
+const googleVeoInstance = z
   .strictObject({
     prompt: z.string().min(1),
     image: googleVeoImage.optional(),
@@ -85,7 +85,7 @@ export const googleVeoInstance = z
     path: ['referenceImages'],
   });
 
-export const googleVeoParameters = z.strictObject({
+const googleVeoParameters = z.strictObject({
   aspectRatio: z.enum(googleVeoAspectRatios).optional(),
   resolution: z.enum(googleVeoResolutions).optional(),
   durationSeconds: z.literal(googleVeoDurations).optional(),

@@ -9,7 +9,7 @@
 // (the account is out of credit: final, unlike a rate-limit 429 which is retried).
 import { z } from 'zod';
 
-export const openaiImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536', '256x256', '512x512', '1792x1024', '1024x1792'] as const;
+const openaiImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536', '256x256', '512x512', '1792x1024', '1024x1792'] as const;
 
 /**
  * gpt-image-2's arbitrary sizes, "WIDTHxHEIGHT" (openai-node resources/images.d.ts, `size` of
@@ -19,7 +19,7 @@ export const openaiImageSizes = ['auto', '1024x1024', '1536x1024', '1024x1536', 
  * to 8,294,400 pixels, the latter being 3840×2160) are the ones OpenAI-compatible hosts transcribe from
  * OpenAI's image generation guide (no OpenAI page itself was reachable from this build's sources).
  */
-export const gptImage2Limits = { multipleOf: 16, maxEdge: 3840, maxRatio: 3, minPixels: 655_360, maxPixels: 8_294_400 } as const;
+const gptImage2Limits = { multipleOf: 16, maxEdge: 3840, maxRatio: 3, minPixels: 655_360, maxPixels: 8_294_400 } as const;
 
 /** Why OpenAI refuses `size` for gpt-image-2, or undefined when it is a size the model takes. */
 export function gptImage2SizeProblem(size: string): string | undefined {
@@ -54,13 +54,3 @@ export const openaiImageGenerateParams = z.strictObject({
 });
 
 export type OpenAIImageGenerateParams = z.input<typeof openaiImageGenerateParams>;
-
-export interface OpenAIImagesResponse {
-  created: number;
-  data?: { b64_json?: string; url?: string; revised_prompt?: string }[];
-  usage?: unknown;
-}
-
-export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
-}

@@ -41,11 +41,12 @@ export type GoogleSdkVideosConfig = GenerateVideosConfig;
 export type Conforms<Ours, Sdk> = [Ours] extends [Sdk] ? ([ExtraKeys<Ours, Sdk>] extends [never] ? true : never) : never;
 
 // Our run-time contracts (what the fakes validate) stay inside the providers' types.
-export const openAIConforms: Conforms<OpenAIImageGenerateParams, OpenAISdkImageParams> = true;
+const openAIConforms: Conforms<OpenAIImageGenerateParams, OpenAISdkImageParams> = true;
 // Azure's deployments path takes the same ImageGenerateParams (the SDK's AzureOpenAI client sends images.generate's body unchanged).
-export const azureConforms: Conforms<AzureImageGenerateParams, OpenAISdkImageParams> = true;
-export const elevenLabsConforms: Conforms<ElevenLabsTextToSpeechBody, ElevenLabsSdkBody> = true;
+const azureConforms: Conforms<AzureImageGenerateParams, OpenAISdkImageParams> = true;
+const elevenLabsConforms: Conforms<ElevenLabsTextToSpeechBody, ElevenLabsSdkBody> = true;
 // The Gemini API Veo `parameters` we send are GenerateVideosConfig fields of the same name and type.
 // (The instance's images differ on purpose: the SDK's Image { imageBytes } is sent as { bytesBase64Encoded };
 // the SDK-run test in provider-google.test.ts checks the whole body.)
-export const googleVeoParametersConform: Conforms<GoogleVeoParameters, GoogleSdkVideosConfig> = true;
+const googleVeoParametersConform: Conforms<GoogleVeoParameters, GoogleSdkVideosConfig> = true;
+void [openAIConforms, azureConforms, elevenLabsConforms, googleVeoParametersConform];

@@ -29,10 +29,6 @@ export const xaiVideoGenerationRequest = z.strictObject({
 
 export type XaiVideoGenerationRequest = z.input<typeof xaiVideoGenerationRequest>;
 
-export interface XaiStartDeferredResponse {
-  request_id: string;
-}
-
 export interface XaiDeferredVideoResponse {
   status: 'pending' | 'done' | 'failed' | 'expired';
   progress?: number;

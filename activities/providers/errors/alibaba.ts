@@ -49,7 +49,7 @@ export const alibabaErrors: ErrorTable = errorTable([
 ]);
 
 /** The DashScope code of an error body ({ code }). */
-export function dashscopeCodeOf(text: string): string | undefined {
+function dashscopeCodeOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { code?: unknown } | null;
     return typeof body?.code === 'string' && body.code ? body.code : undefined;

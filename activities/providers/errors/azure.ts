@@ -24,7 +24,7 @@ export const azureErrors: ErrorTable = errorTable([
 ]);
 
 /** Azure's error codes of a body: `error.code`, then `inner_error.code` (or `innererror`). */
-export function azureCodesOf(text: string): string[] {
+function azureCodesOf(text: string): string[] {
   try {
     const err = (JSON.parse(text) as { error?: { code?: unknown; inner_error?: { code?: unknown }; innererror?: { code?: unknown } } } | null)?.error;
     if (!err || typeof err !== 'object') return [];

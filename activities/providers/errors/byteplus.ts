@@ -45,7 +45,7 @@ export const byteplusErrors: ErrorTable = errorTable([
 ]);
 
 /** Ark's error of a body: { error: { code, message } } or the error object itself. */
-export function arkErrorOf(text: string): { code?: unknown; message?: unknown } | undefined {
+function arkErrorOf(text: string): { code?: unknown; message?: unknown } | undefined {
   try {
     const body = JSON.parse(text) as { error?: unknown } | null;
     const err = (body && typeof body === 'object' && 'error' in body ? body.error : body) as { code?: unknown; message?: unknown } | undefined;

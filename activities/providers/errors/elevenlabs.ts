@@ -30,7 +30,7 @@ export const elevenlabsErrors: ErrorTable = errorTable([
 ]);
 
 /** `detail.status` (or `detail.code`) of an ElevenLabs error body. */
-export function elevenlabsCodeOf(text: string): string | undefined {
+function elevenlabsCodeOf(text: string): string | undefined {
   try {
     const detail = (JSON.parse(text) as { detail?: { status?: unknown; code?: unknown } } | null)?.detail;
     const code = detail && typeof detail === 'object' ? (detail.status ?? detail.code) : undefined;

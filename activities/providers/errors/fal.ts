@@ -34,9 +34,6 @@ export const falInfrastructureErrorTypes = [
   'internal_error',
 ] as const;
 
-/** fal's request-level error types: the caller's side of the connection or its request. */
-export const falRequestLevelErrorTypes = ['client_disconnected', 'client_cancelled', 'bad_request'] as const;
-
 export const falErrors: ErrorTable = errorTable([
   { status: 429, class: 'retry', says: 'rate limited', source: 'fal-js retry.ts DEFAULT_RETRYABLE_STATUS_CODES' },
   { code: falInfrastructureErrorTypes, class: 'retry', ended: true, says: 'provider error', source: requestErrors },

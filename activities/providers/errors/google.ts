@@ -69,7 +69,7 @@ const daily = /per ?day|daily/i;
  * A quota that waiting a minute does not lift: a QuotaFailure naming a daily limit, a message naming
  * one, or Google's "check your plan and billing details" with no RetryInfo to wait for.
  */
-export function googleQuotaExhausted(f: ErrorFacts): boolean {
+function googleQuotaExhausted(f: ErrorFacts): boolean {
   const details = detailsOf(f.text);
   const violations = details.filter((d) => typeIs(d, 'QuotaFailure')).flatMap((d) => (Array.isArray(d.violations) ? d.violations : []));
   if (violations.some((v) => daily.test(`${String(v.quotaId ?? '')} ${String(v.quotaMetric ?? '')}`))) return true;

@@ -28,7 +28,7 @@ import { extensionOf } from '../../../shared/media-type.js';
 import { jobOutputKey } from '../../../shared/storage.js';
 import { mediaTempDir } from '../media-sandbox.js';
 
-export interface LocalAdapterOptions {
+interface LocalAdapterOptions {
   ffmpegPath: string;
   ffprobePath: string;
   /** The caps of runs on the job's inputs; the defaults with the paths above when unset. */
@@ -63,7 +63,7 @@ function inputExtension(input: InputFile): string {
   return /^\.[a-z0-9]{1,5}$/.test(fromKey) ? fromKey : '.bin';
 }
 
-export function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, attempt: number): ProviderError | undefined {
+function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, attempt: number): ProviderError | undefined {
   const text = `${req.prompt ?? ''}\n${req.script ?? ''}`;
   if (text.includes('[fail:terminal]')) return new ProviderError('local renderer: injected terminal failure', { retryable: false });
   const transient = /\[fail:transient:(\d+)\]/.exec(text);
@@ -74,7 +74,7 @@ export function injectedFault(req: Pick<ProviderRequest, 'prompt' | 'script'>, a
 }
 
 /** The job's own latency from a `[latency:N]` marker, else the configured one. */
-export function injectedLatency(req: Pick<ProviderRequest, 'prompt' | 'script'>, configured: number): number {
+function injectedLatency(req: Pick<ProviderRequest, 'prompt' | 'script'>, configured: number): number {
   const m = /\[latency:(\d{1,6})\]/.exec(`${req.prompt ?? ''}\n${req.script ?? ''}`);
   return m ? Math.min(600_000, Number(m[1])) : configured;
 }
@@ -277,7 +277,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
 }
 
 /** What a client reads when rendering failed: the job's inputs, never tool output or paths. */
-export function publicRenderFailure(req: Pick<ProviderRequest, 'kind' | 'inputs'>): string {
+function publicRenderFailure(req: Pick<ProviderRequest, 'kind' | 'inputs'>): string {
   const what = req.kind.replace('_', '-');
   return req.inputs.length > 0 ? `the ${what} could not be rendered from its inputs (unreadable or unsupported media)` : `the ${what} could not be rendered`;
 }

@@ -25,7 +25,7 @@ import { mediaTempDir } from '../media-sandbox.js';
 export { MAX_INPUT_PIXELS, MediaToolError, runTool, UntrustedMediaError } from '../media-tools.js';
 
 /** Frame rate of rendered videos: low, because the content is simple and the machines are small. */
-export const VIDEO_FPS = 15;
+const VIDEO_FPS = 15;
 /** Stills are downscaled to fit this square before any render loops them, so every frame is cheap. */
 export const MAX_STILL_SIDE = 2048;
 
@@ -131,7 +131,7 @@ export async function normalizeStill(path: string, dir: string, name: string, to
 }
 
 /** Inspects a tenant's video and fails fast when it has no decodable video frame. */
-export async function checkVideo(path: string, tools: MediaTools, signal?: AbortSignal): Promise<UntrustedInput> {
+async function checkVideo(path: string, tools: MediaTools, signal?: AbortSignal): Promise<UntrustedInput> {
   const input = await inspectUntrusted(path, 'video', 'the motion video', tools, signal);
   await runFfmpegUntrusted(
     [...untrustedInputArgs(input, tools), ...outputThreadArgs(tools), '-map', '0:v:0', '-frames:v', '1', '-f', 'null', '-'],

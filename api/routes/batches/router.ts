@@ -28,7 +28,7 @@ import { manifestAnswer, presentBatch } from './present.js';
 
 const TAG = 'Batches';
 
-export interface BatchServices {
+interface BatchServices {
   deps: AppDeps;
   jobs: JobService;
 }

@@ -13,7 +13,7 @@ import { allowedDurations, durationAllowed, routeFor, type ModelRoute } from '..
 import { kindDescriptors, type Checked, type JobKind, type KindDescriptor, type KindOf, type RouteCheck } from '../../../shared/kinds/index.js';
 
 /** What a create request resolves to inside its transaction, before the route and price are added. */
-export interface Prepared<K extends JobKind> {
+interface Prepared<K extends JobKind> {
   model: string;
   route: ModelRoute;
   params: JobParamsOf<K>;

@@ -39,7 +39,7 @@ const LIVE_PROGRESS_CACHE_MS = 1_000;
 const CHURN_CLEAR_MAX = 10_000;
 
 /** What the job handlers use: the gateway's deps, the job lifecycle and the process-wide live progress cache. */
-export interface JobServices {
+interface JobServices {
   deps: AppDeps & { metrics: ApiMetrics };
   jobs: JobService;
   liveProgress: LiveProgress;
