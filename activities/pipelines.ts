@@ -45,10 +45,7 @@ interface PipelineActivityDeps {
 }
 
 /** The child start of a step's job: the options the gateway's start of a job sets (workflows/client.ts startJobWorkflow). */
-function childStartOf(
-  job: Job,
-  config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'JOB_START_WAIT_MS' | 'FAIR_SHARE'>,
-): ChildStart {
+function childStartOf(job: Job, config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'JOB_RUN_TIMEOUT_GRACE_MS' | 'JOB_START_WAIT_MS' | 'FAIR_SHARE'>): ChildStart {
   const start = jobToStart(job, config.TASK_QUEUE_PREFIX);
   const run = boundedRun(start.input, { runTimeoutGraceMs: config.JOB_RUN_TIMEOUT_GRACE_MS, startWaitMs: config.JOB_START_WAIT_MS });
   return {

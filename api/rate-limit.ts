@@ -70,14 +70,7 @@ function leaseMsFor(windowMs: number): number {
 }
 
 /** One lease round trip. Null when the key no longer exists or is revoked (the caller answers 401). */
-async function leaseTokens(
-  db: Queryable,
-  apiKeyId: string,
-  cls: RateClass,
-  want: number,
-  limit: number,
-  windowMs = RATE_WINDOW_MS,
-): Promise<Lease | null> {
+async function leaseTokens(db: Queryable, apiKeyId: string, cls: RateClass, want: number, limit: number, windowMs = RATE_WINDOW_MS): Promise<Lease | null> {
   const r = await sql<{ granted_tokens: number; used_tokens: number; reset_after_ms: number }>`
     select granted_tokens, used_tokens, reset_after_ms
       from rate_limit_lease(${apiKeyId}, ${cls}, ${want}::integer, ${limit}::integer, ${windowMs}::integer, ${leaseMsFor(windowMs)}::integer)

@@ -6,8 +6,7 @@
 // on, creates are refused with 410 model_retired naming the replacement. docs/api/deprecations.md.
 import type { ModelRoute } from './catalog/types.js';
 
-type ModelLifecycle =
-  { state: 'active' } | { state: 'deprecated'; headers: Record<string, string>; warning: string } | { state: 'retired'; message: string };
+type ModelLifecycle = { state: 'active' } | { state: 'deprecated'; headers: Record<string, string>; warning: string } | { state: 'retired'; message: string };
 
 /** Midnight UTC of an ISO date (YYYY-MM-DD); NaN when it is not one. */
 export function isoDateMs(date: string): number {

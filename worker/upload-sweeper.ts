@@ -95,10 +95,7 @@ function uploadIdOfIncomingKey(key: string): string | null {
  * stack's bucket). Those keep their bytes while their POST may still land and be completed. A
  * pending upload's object stays: its completion will inspect it. Returns how many were removed.
  */
-async function sweepOrphanIncoming(
-  deps: { db: Database; storage: Storage },
-  opts: { now?: Date; unknownGraceMs: number; batch?: number },
-): Promise<number> {
+async function sweepOrphanIncoming(deps: { db: Database; storage: Storage }, opts: { now?: Date; unknownGraceMs: number; batch?: number }): Promise<number> {
   const batch = opts.batch ?? 500;
   const unknownBefore = (opts.now ?? new Date()).getTime() - opts.unknownGraceMs;
   let removed = 0;

@@ -29,9 +29,7 @@ export type ExtraKeys<Body, Provider> = Body extends readonly (infer I)[]
     : never;
 
 /** `unknown` when `Body` has no field `Provider` lacks; otherwise a type naming the extra fields, which no body matches. */
-type NoExtraKeys<Body, Provider> = [ExtraKeys<Body, Provider>] extends [never]
-  ? unknown
-  : { 'fields the provider type lacks': ExtraKeys<Body, Provider> };
+type NoExtraKeys<Body, Provider> = [ExtraKeys<Body, Provider>] extends [never] ? unknown : { 'fields the provider type lacks': ExtraKeys<Body, Provider> };
 
 /**
  * The body, checked: it must be a `T` (values included) and have no field `T` lacks, at any depth.
