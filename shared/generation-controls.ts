@@ -21,7 +21,7 @@ export const kindControls = {
 } as const satisfies Record<string, readonly GenerationControl[]>;
 export type ControlledKind = keyof typeof kindControls;
 
-/** The largest seed: providers take 32-bit signed seeds (fal's types say integer; BytePlus's docs −1 … 2147483647). */
+/** The largest seed: a 32-bit signed integer, the widest every route's seed field takes (fal's types say integer). */
 const MAX_SEED = 2_147_483_647;
 
 /** The create-body fields of the controls, each described for the document. */

@@ -27,6 +27,7 @@ import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { startWebhookDelivery } from '../workflows/webhook-client.js';
 import { taskPriority, type FairShare } from '../shared/task-priority.js';
 import { periodic } from './periodic.js';
+import { oneAtATime } from '../shared/one-at-a-time.js';
 import { assertLeaseHeld, type Lease } from './control-lease.js';
 
 export interface WebhookDispatcher {
@@ -75,7 +76,12 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
     });
   }
 
-  async function runOnce(): Promise<number> {
+  // One pass at a time, whoever asks (a notification, the sweep, a caller): each pass reads the
+  // workspaces' in-flight counts after its claim, so two passes at once could each fill the same
+  // workspace's free places and together exceed its cap (A at 8 of 10: two passes dispatch 2 each).
+  const runOnce = oneAtATime(dispatchPass);
+
+  async function dispatchPass(): Promise<number> {
     let started = 0;
     for (;;) {
       if (lease && !lease.valid()) return started;
