@@ -6,7 +6,7 @@
 // second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
 import type { JobPriority, ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
-import { askedControls, type GenerationControl } from './generation-controls.js';
+import { askedControls, generationControls, type GenerationControl } from './generation-controls.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';
 import { videoEntries } from './catalog/videos.js';
@@ -129,7 +129,7 @@ function promptLength(prompt: string): number {
  * every one, it draws placeholders whatever is asked).
  */
 export function routeControls(route: ModelRoute, provider: ProviderName, p: RequestShape = {}): readonly GenerationControl[] {
-  if (provider === 'local') return ['seed', 'negative_prompt', 'audio'];
+  if (provider === 'local') return generationControls;
   if (provider !== route.provider) return route.alternates?.find((a) => a.provider === provider)?.controls ?? [];
   if (route.referenceControls && (p.reference_file_ids?.length ?? 0) > 0 && !p.start_frame_file_id && route.secondaryModelIds?.reference)
     return route.referenceControls;
@@ -139,7 +139,7 @@ export function routeControls(route: ModelRoute, provider: ProviderName, p: Requ
 /** The generation controls some route of the model takes, primary or alternate, whatever keys are set (for the document). */
 export function catalogControls(route: ModelRoute): GenerationControl[] {
   const taken = new Set([...(route.controls ?? []), ...(route.alternates ?? []).flatMap((a) => a.controls ?? [])]);
-  return (['seed', 'negative_prompt', 'audio'] as const).filter((c) => taken.has(c));
+  return generationControls.filter((c) => taken.has(c));
 }
 
 /** Why `provider`'s route of the model cannot send a generation control this request asks for, or undefined. */

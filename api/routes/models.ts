@@ -201,11 +201,9 @@ export function modelInfo(
   const mode: RouteMode = routeMode(config, route.model);
   const d = route.durations;
   const controls = modelControls(route, config, mode);
-  const inputs = inputsOf(kind.body).filter(
-    (f) =>
-      (route.maxReferenceImages !== undefined || f !== 'reference_file_ids') &&
-      !(kindControls[route.kind] as readonly string[]).filter((c) => !(controls as readonly string[]).includes(c)).includes(f),
-  );
+  // A control of the kind that no route serving the model here takes is not among its inputs.
+  const refused = new Set<string>(kindControls[route.kind].filter((c) => !controls.includes(c)));
+  const inputs = inputsOf(kind.body).filter((f) => (route.maxReferenceImages !== undefined || f !== 'reference_file_ids') && !refused.has(f));
   return {
     name: route.model,
     kind: route.kind,
