@@ -67,6 +67,15 @@ wait_for() { # wait_for "what" command... — polls until the command succeeds, 
 
 pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
+wait_for_process() { # wait_for_process "what" pidfile seconds command... — like wait_for, with its own bound; a process that exited fails at once
+  local what=$1 pidfile=$2 bound=$3; local deadline=$((SECONDS + bound)); shift 3
+  until "$@" >/dev/null 2>&1; do
+    pid_alive "$pidfile" || die "$what exited before it was ready (see logs in $STATE)"
+    if ((SECONDS >= deadline)); then die "$what did not become ready within ${bound}s (see logs in $STATE)"; fi
+    sleep 0.2
+  done
+}
+
 as_postgres() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -474,7 +483,9 @@ up_trace_viewer() {
       PHOENIX_TELEMETRY_ENABLED=false setsid "$PHOENIX_HOME/venv/bin/phoenix" serve >"$STATE/phoenix.log" 2>&1 </dev/null 9>&- &
     echo $! >"$STATE/phoenix.pid"
     echo "$port" >"$STATE/phoenix.port"
-    wait_for "the trace viewer (Phoenix)" trace_viewer_ready "http://127.0.0.1:$port"
+    # It imports a large Python stack and migrates its database first: about 20 s on an idle machine,
+    # minutes on a loaded one (CI once took over 90 s), so it gets its own bound while it lives.
+    wait_for_process "the trace viewer (Phoenix)" "$STATE/phoenix.pid" $((WAIT_SECONDS > 300 ? WAIT_SECONDS : 300)) trace_viewer_ready "http://127.0.0.1:$port"
     log "trace viewer: started on port $port"
   fi
   echo "export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:$port'"
