@@ -22,7 +22,8 @@ export function parseOr400<S extends z.ZodType>(schema: S, value: unknown): z.in
 /** Postgres text cannot hold NUL: strings carrying one are refused (400) before a query sees them. */
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
 // The document's string patterns the kinds' create bodies use too (shared/kinds/fields.ts).
-export { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../shared/kinds/fields.js';
+export { PUBLIC_HTTPS_URL_PATTERN } from '../shared/kinds/fields.js';
+export { NOT_BLANK_PATTERN } from '../shared/text-patterns.js';
 
 /**
  * Where in a parsed JSON value a string (or key) holds NUL, as a field path; null when none does.

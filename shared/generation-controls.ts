@@ -5,6 +5,7 @@
 // so a control is never dropped silently. Absent, a control leaves the model's own default. Pure
 // data and zod, no I/O: the gateway, the workers and the document read it alike.
 import { z } from 'zod';
+import { NOT_BLANK_PATTERN } from './text-patterns.js';
 
 export const generationControls = ['seed', 'negative_prompt', 'audio'] as const;
 export type GenerationControl = (typeof generationControls)[number];
@@ -41,6 +42,7 @@ export const controlRequestFields = {
     .trim()
     .min(1, 'must not be empty')
     .max(2000, 'must be at most 2000 characters')
+    .meta({ pattern: NOT_BLANK_PATTERN })
     .optional()
     .describe("what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do"),
   audio: z

@@ -7,12 +7,7 @@ import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '..
 import type { InputFile, ProviderRequest } from '../provider-types.js';
 import type { ModelRoute } from '../catalog.js';
 import { labelRecordFields, labelRequestFields } from '../labels.js';
-
-/**
- * For the document: a string with a character String.prototype.trim() keeps (and no NUL), i.e. what
- * `.trim().min(1)` accepts. Spelled out rather than \S, which regex engines read differently.
- */
-export const NOT_BLANK_PATTERN = '^[^\\u0000]*[^\\u0000\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff][^\\u0000]*$';
+import { NOT_BLANK_PATTERN } from '../text-patterns.js';
 
 /**
  * For the document: what every URL the service fetches or posts to must look like before its host is

@@ -6,17 +6,8 @@ import { z } from 'zod';
 import { talkingActorModels } from '../catalog.js';
 import { MB } from '../media-type.js';
 import { uploadLimits } from '../uploads.js';
-import {
-  aspectRatio3,
-  creationResult,
-  defineKind,
-  httpsUrlField,
-  idField,
-  jobRecordSchema,
-  NOT_BLANK_PATTERN,
-  webhookFieldRules,
-  webhookRequestFields,
-} from './fields.js';
+import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, jobRecordSchema, webhookFieldRules, webhookRequestFields } from './fields.js';
+import { NOT_BLANK_PATTERN } from '../text-patterns.js';
 
 const unit = z.number().min(0).max(1);
 const voiceOptions = z.object({

@@ -2,6 +2,8 @@
 //   - a webhook receiver that is down for the whole run (its circuit opens) misses every delivery,
 //     and every one of them is recovered from GET /v1/events by its id (= webhook-id), none missing
 //     or repeated, and the log holds each job's status moves in the order the job made them;
+//   - a pipeline's moves (each step done, the pipeline done) and a key budget's threshold alert are
+//     logged once each, in the order they happened, under the ids their webhooks carry;
 //   - `types` keeps only the types asked for; an unknown type is a 400;
 //   - two gateway processes serve one workspace's SSE stream: the first is killed (SIGKILL) mid-way,
 //     the client resumes on the second with Last-Event-ID, and gets every event once, ids checked
@@ -15,6 +17,7 @@ import { sql } from 'kysely';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, startService, waitForJobStatus, type Service } from '../support/services.js';
 import { openEventStream, type SseEvent } from '../support/sse.js';
+import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { spawnGateway } from '../integration/gateway-harness.js';
 import { getCircuit, rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { lastWorkspaceSeq, sweepWorkspaceEvents } from '../../db/repos/workspace-events.js';
@@ -146,6 +149,87 @@ describe('the workspace event log', () => {
       const last = await lastWorkspaceSeq(svc.tdb.db, t.workspaceId);
       assert.equal(log.length, last, 'the log holds every number the counter handed out');
       console.log(`[workspace-events] receiver down: ${deliveries.length} deliveries missed, all ${log.length} events recovered from the log`);
+    },
+  );
+
+  test(
+    "a pipeline's moves and a budget's threshold are in the log: each once, in the order they happened, ids the webhooks' ids",
+    { timeout: 300_000 },
+    async () => {
+      const t = await createTenant(svc.tdb.db, 10_000);
+      // A key whose budget's first threshold (1 % of 10,000) the pipeline's first charge crosses; its
+      // second (100 %) is never reached.
+      const minted = await api(svc.gw.baseUrl, t.apiKey).post('/v1/api-keys', {
+        name: 'pipelines',
+        budget: { limit: 10_000, period: 'month', alert_at: [1, 100] },
+      });
+      assert.equal(minted.status, 200, minted.text);
+      const key = minted.body.data.key as string;
+      const budgetId = minted.body.data.budgets[0].id as string;
+      const created = await api(svc.gw.baseUrl, key).post('/v1/pipelines', {
+        project_id: t.projectId,
+        steps: [imageStep(), videoStep()],
+        webhook_url: deadUrl,
+        webhook_events: ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'],
+      });
+      assert.equal(created.status, 200, created.text);
+      const id = created.body.data.id as string;
+      const done = await waitForJobStatus(api(svc.gw.baseUrl, key), `/v1/pipelines/${id}`, ['completed', 'failed', 'canceled'], 240_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done.error));
+      const jobOf = new Map<string, string>(done.steps.map((s: { id: string; job_id: string }) => [s.id, s.job_id]));
+
+      // The pipeline.completed event is written with the pipeline's last move; read once it is there.
+      const all = await waitFor(
+        "the pipeline's last event in the log",
+        async () => {
+          const log = await readLog(t, '', 50);
+          return log.some((e) => e.type === 'pipeline.completed') ? log : undefined;
+        },
+        30_000,
+        200,
+      );
+      assertGapFree(all.map((e) => e.seq));
+      const picked = await readLog(t, '&types=pipeline.*,budget.threshold_reached', 2);
+      assert.deepEqual(
+        picked.map((e) => e.id),
+        all.filter((e) => e.type.startsWith('pipeline.') || e.type.startsWith('budget.')).map((e) => e.id),
+        'the filtered read is the log without the job events',
+      );
+      const pipelineEvents = picked.filter((e) => e.subject_id === id);
+      assert.deepEqual(
+        pipelineEvents.map((e) => [e.type, e.data.step?.id ?? null, e.data.step?.job_id ?? null, e.data.status]),
+        [
+          ['pipeline.step.completed', 'still', jobOf.get('still'), 'running'],
+          // Written before the pipeline's own move in the same transaction: it still runs.
+          ['pipeline.step.completed', 'clip', jobOf.get('clip'), 'running'],
+          ['pipeline.completed', null, null, 'completed'],
+        ],
+        "the pipeline's moves, in order",
+      );
+      for (const e of pipelineEvents) assert.equal(e.data.id, id);
+      // Each step's job moved before its step is reported done.
+      const seqOf = (type: string, subject: string) => all.find((e) => e.type === type && e.subject_id === subject)?.seq;
+      for (const [step, job] of jobOf) {
+        const jobDone = seqOf('job.completed', job);
+        assert.ok(jobDone, `the step ${step}'s job ${job} is in the log`);
+        assert.ok(jobDone < pipelineEvents.find((e) => e.data.step?.id === step).seq, `${job} completed before its step's event`);
+      }
+      const budget = picked.filter((e) => e.type === 'budget.threshold_reached');
+      assert.deepEqual(
+        budget.map((e) => [e.subject_id, e.data.threshold, e.data.budget.id]),
+        [[budgetId, 1, budgetId]],
+        'one alert: the 1 % threshold, crossed once',
+      );
+      assert.ok(budget[0].seq < pipelineEvents[0].seq, "the first step's charge crossed it, before the step was done");
+
+      // The webhooks to the dead receiver carry the same ids: what it missed, the log has.
+      const deliveries = await svc.tdb.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'type'])
+        .where('workspace_id', '=', t.workspaceId)
+        .where('type', 'like', 'pipeline.%')
+        .execute();
+      assert.deepEqual(deliveries.map((d) => d.id).sort(), pipelineEvents.map((e) => e.id).sort(), "every pipeline webhook's id is its event's id in the log");
     },
   );
 
