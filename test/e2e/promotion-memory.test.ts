@@ -134,6 +134,9 @@ describe('one promoter per build', () => {
     await waitFor('C to make itself current', async () => (await deployment())?.current === 'c', 60_000, 250);
     const holders = async () => (await leaseHolders(tdb.db, leaseDeployment(buildConfig('c')))).get('build-promotion:c');
     const first = await waitFor('the promoter lease to be held', holders, 30_000, 100);
+    // The promoter logs its promotion after the server answered it: on a loaded machine the server
+    // may show C current before the line is written.
+    await waitFor('the promotion to be logged', async () => c.some((p) => promotions(p.lines) > 0) || undefined, 30_000, 100);
     const promoted = c.map((p) => promotions(p.lines));
     assert.equal(
       promoted.reduce((x, y) => x + y, 0),
