@@ -19,11 +19,13 @@ import { BURST_JOBS } from '../../shared/task-priority.js';
 /** The route's slots: at most this many provider steps run at once. */
 const SLOTS = 4;
 /**
- * How many of A's provider starts may come while one of B's jobs waits at the provider queue. Under
- * FIFO it waits behind A's whole backlog there (hundreds). Under fair share: up to SLOTS of A's already
- * handed to waiting pollers, and A's beside B's other jobs as the two keys alternate.
+ * How many of A's provider starts may come before one of B's jobs, all queued behind A's backlog at the
+ * provider queue. Under FIFO: A's whole backlog. Under fair share: up to SLOTS of A's handed to the
+ * first pollers, and A's beside B's other jobs as the two keys alternate.
  */
 const A_PASSING_BOUND = 12;
+/** A's backlog at the provider queue when B's jobs join it (FIFO: B's start after all of it). */
+const A_BACKLOG = 150;
 let tdb: TestDatabase;
 let config: Config;
 let gw: InProcessGateway;
@@ -106,32 +108,32 @@ async function assertCompletedChargedOnce(t: Tenant, ids: string[], credits: num
 }
 
 describe('fair share across workspaces', () => {
-  test("each of B's 5 jobs starts before A's 12th provider start after it reached the provider queue, behind A's backlog of 500 there", async () => {
+  test(`each of B's 5 jobs starts before A's ${A_PASSING_BOUND}th provider start, behind A's backlog of ${A_BACKLOG} at the provider queue`, async () => {
     const db = tdb.db;
     const a = await createTenant(db, 100_000);
     const b = await createTenant(db, 1_000);
-    // A's whole backlog waits at the provider queue before a slot serves it.
+    // A's whole backlog waits at the provider queue, then B's jobs behind it, before a slot serves
+    // any: first in, first out, B's would start after all of A's; fairness decides every start.
     await holdProviderFleet();
-    const aIds = await createImages(baseUrl(), a, 500, 'backlog of A');
+    const aIds = await createImages(baseUrl(), a, A_BACKLOG, 'backlog of A');
     await waitAllAtProviderQueue(aIds);
-    await releaseProviderFleet();
     const bIds = await createImages(baseUrl(), b, 5, 'a few of B');
+    await waitAllAtProviderQueue(bIds);
+    await releaseProviderFleet();
     await waitAllFinished(db, [...aIds, ...bIds], 300_000);
 
     const steps = await providerSteps(gw.client, [...aIds, ...bIds]);
     const aSteps = aIds.map((id) => steps.get(id)!);
     for (const id of bIds) {
       const bStep = steps.get(id)!;
-      // A's jobs waiting at the queue when B's arrived, and those of them served while B's waited.
-      const waiting = aSteps.filter((s) => s.scheduled <= bStep.scheduled && s.started > bStep.scheduled).length;
-      const passing = aSteps.filter((s) => s.started > bStep.scheduled && s.started < bStep.started).length;
-      console.log(`B's ${id}: ${waiting} of A's waiting at the provider queue when it arrived; ${passing} of them started before it (FIFO: ${waiting})`);
-      // The test shows something only if A still had a long queue there when B's job arrived (a
-      // busy machine may take a while to move B's jobs up to that queue while A's are served).
-      assert.ok(waiting >= 50, `A had only ${waiting} jobs waiting at the provider queue when B's ${id} arrived`);
+      // A's jobs queued before B's that started before it.
+      const waiting = aSteps.filter((s) => s.scheduled <= bStep.scheduled).length;
+      const passing = aSteps.filter((s) => s.scheduled <= bStep.scheduled && s.started < bStep.started).length;
+      console.log(`B's ${id}: ${waiting} of A's waiting at the provider queue before it; ${passing} of them started before it (FIFO: ${waiting})`);
+      assert.equal(waiting, A_BACKLOG, `all of A's backlog was queued before B's ${id}`);
       assert.ok(
         passing < A_PASSING_BOUND,
-        `B's ${id} started after ${passing} of A's jobs waiting with it (bound ${A_PASSING_BOUND}; FIFO would be ${waiting})`,
+        `B's ${id} started after ${passing} of A's jobs queued before it (bound ${A_PASSING_BOUND}; FIFO would be ${waiting})`,
       );
     }
     await assertCompletedChargedOnce(a, aIds, 100_000);

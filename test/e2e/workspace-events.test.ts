@@ -157,21 +157,28 @@ describe('the workspace event log', () => {
     { timeout: 300_000 },
     async () => {
       const t = await createTenant(svc.tdb.db, 10_000);
-      // A key whose budget's first threshold (1 % of 10,000) the pipeline's first charge crosses; its
-      // second (100 %) is never reached.
-      const minted = await api(svc.gw.baseUrl, t.apiKey).post('/v1/api-keys', {
-        name: 'pipelines',
-        budget: { limit: 10_000, period: 'month', alert_at: [1, 100] },
-      });
-      assert.equal(minted.status, 200, minted.text);
-      const key = minted.body.data.key as string;
-      const budgetId = minted.body.data.budgets[0].id as string;
-      const created = await api(svc.gw.baseUrl, key).post('/v1/pipelines', {
+      await rotateWebhookSecret(svc.tdb.db, { workspaceId: t.workspaceId, actorEmail: t.ownerEmail, graceSeconds: 0, key: secretsEncryptionKey(svc.config) });
+      const pipeline = {
         project_id: t.projectId,
         steps: [imageStep(), videoStep()],
         webhook_url: deadUrl,
         webhook_events: ['pipeline.completed', 'pipeline.failed', 'pipeline.step.completed', 'pipeline.step.failed'],
+      };
+      const quote = await api(svc.gw.baseUrl, t.apiKey).post('/v1/pipelines?dry_run=true', pipeline);
+      assert.equal(quote.status, 200, quote.text);
+      // A key whose budget's first threshold (1 % of 300: 3 credits) the first step's charge (an
+      // image, 4 credits) crosses; the second (100 %) the whole pipeline does not reach.
+      const limit = 300;
+      assert.ok(quote.body.data.price < limit, `the pipeline costs ${quote.body.data.price}, under the budget`);
+      const minted = await api(svc.gw.baseUrl, t.apiKey).post('/v1/api-keys', {
+        name: 'pipelines',
+        scopes: ['read', 'generate'],
+        budget: { limit, period: 'month', alert_at: [1, 100] },
       });
+      assert.equal(minted.status, 200, minted.text);
+      const key = minted.body.data.key as string;
+      const budgetId = minted.body.data.budgets[0].id as string;
+      const created = await api(svc.gw.baseUrl, key).post('/v1/pipelines', pipeline);
       assert.equal(created.status, 200, created.text);
       const id = created.body.data.id as string;
       const done = await waitForJobStatus(api(svc.gw.baseUrl, key), `/v1/pipelines/${id}`, ['completed', 'failed', 'canceled'], 240_000);
