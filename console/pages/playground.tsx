@@ -4,7 +4,7 @@
 // dropped or picked on their fields and uploaded at once (./upload-field.tsx). Submitting creates
 // the job and follows it live to its outputs.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import type { JobKind, ModelInfo } from '@mediagen/client';
+import { jobPriorities, type ImageCreate, type JobKind, type ModelInfo } from '@mediagen/client';
 import { client } from '../api.js';
 import { ErrorNote, failure, useLoad } from '../ui.js';
 import { JobProgress } from './progress.js';
@@ -12,9 +12,95 @@ import { UploadField, uploadFieldOf } from './upload-field.js';
 
 const kindOfModel: Record<ModelInfo['kind'], JobKind> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
 /** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
-const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio']);
+const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio', ...Object.keys(optionLabels())]);
 /** Inputs sent as numbers (the form gives strings). */
 const numeric = new Set(['count', 'duration', 'seed', 'deadline_seconds']);
+/** The webhook events a create may subscribe to (every kind's body takes the same). */
+const webhookEvents = ['generating', 'completed', 'failed'] as const satisfies NonNullable<ImageCreate['webhook_events']>;
+
+/** The options every kind's create takes, each drawn as the field its type needs (docs/api/*.md). */
+function optionLabels(): Record<string, string> {
+  return {
+    priority: 'Priority',
+    deadline_seconds: 'Deadline in seconds (optional)',
+    webhook_url: 'Webhook URL (optional)',
+    webhook_events: 'Webhook events',
+    tags: 'Tags (optional, comma-separated)',
+    metadata: 'Metadata (optional, one key=value per line)',
+  };
+}
+
+/** The create options the model takes, below its own fields. */
+function OptionFields({ inputs }: { inputs: readonly string[] }) {
+  const labels = optionLabels();
+  const has = (k: string) => inputs.includes(k);
+  return (
+    <>
+      {has('priority') && (
+        <label>
+          {labels.priority}
+          <select name="priority">
+            <option value="">normal (default)</option>
+            {jobPriorities
+              .filter((p) => p !== 'normal')
+              .map((p) => (
+                <option key={p} value={p}>
+                  {p}
+                </option>
+              ))}
+          </select>
+        </label>
+      )}
+      {has('deadline_seconds') && (
+        <label>
+          {labels.deadline_seconds}
+          <input name="deadline_seconds" type="number" min={1} step={1} />
+        </label>
+      )}
+      {has('webhook_url') && (
+        <label class="wide">
+          {labels.webhook_url}
+          <input name="webhook_url" type="url" placeholder="https://" />
+        </label>
+      )}
+      {has('webhook_events') && (
+        <fieldset class="wide">
+          <legend>{labels.webhook_events} (optional; the default is completed and failed)</legend>
+          {webhookEvents.map((e) => (
+            <label key={e} class="check">
+              <input type="checkbox" name="webhook_events" value={e} /> {e}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      {has('tags') && (
+        <label class="wide">
+          {labels.tags}
+          <input name="tags" type="text" placeholder="customer:acme, campaign:winter" />
+        </label>
+      )}
+      {has('metadata') && (
+        <label class="wide">
+          {labels.metadata}
+          <textarea name="metadata" rows={2} placeholder="order=A-7" />
+        </label>
+      )}
+    </>
+  );
+}
+
+/** `key=value` lines as an object; a line without `=` is kept whole as a key with an empty value, which the API refuses by name. */
+function metadataOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (!t) continue;
+    const at = t.indexOf('=');
+    if (at < 0) out[t] = '';
+    else out[t.slice(0, at).trim()] = t.slice(at + 1).trim();
+  }
+  return out;
+}
 
 type Body = Record<string, unknown>;
 
@@ -86,6 +172,7 @@ function ModelFields({ model }: { model: ModelInfo }) {
         .map((i) => (
           <UploadField key={i} name={i} multiple={uploadFieldOf(i) === 'many'} />
         ))}
+      <OptionFields inputs={model.inputs} />
       {model.inputs
         .filter((i) => !drawn.has(i) && !uploadFieldOf(i))
         .map((i) => (
@@ -100,11 +187,20 @@ function ModelFields({ model }: { model: ModelInfo }) {
 
 function bodyOf(form: HTMLFormElement, model: ModelInfo): Body {
   const body: Body = { model: model.name };
+  const events: string[] = [];
   for (const [k, raw] of new FormData(form)) {
     const v = String(raw).trim();
     if (!v) continue;
-    body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : uploadFieldOf(k) === 'many' ? v.split(',') : v;
+    if (k === 'webhook_events') events.push(v);
+    else if (k === 'tags')
+      body[k] = v
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+    else if (k === 'metadata') body[k] = metadataOf(v);
+    else body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : uploadFieldOf(k) === 'many' ? v.split(',') : v;
   }
+  if (events.length > 0) body.webhook_events = events;
   return body;
 }
 

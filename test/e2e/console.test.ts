@@ -200,6 +200,10 @@ describe('the console in headless Chromium', () => {
         await page.type('textarea[name=prompt]', 'a red fox in snow at dusk');
         // The model takes a seed (GET /v1/models controls): the form draws a number field for it.
         await page.type('input[name=seed]', '12345');
+        // The options every create takes are drawn as their types need: tags as a list, metadata as
+        // key=value lines (the API refuses a string for either).
+        await page.type('input[name=tags]', 'console, campaign:winter');
+        await page.type('textarea[name=metadata]', 'order=A-7\ncustomer = cus_42');
         // Leaving the field prices the request (the dry run).
         await page.keyboard.press('Tab');
         const model = (await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
@@ -225,6 +229,8 @@ describe('the console in headless Chromium', () => {
         const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
         const record = await new MediaGenClient({ apiKey: demo.apiKey, baseUrl: gw.baseUrl }).images.get(jobId);
         assert.equal(record.seed, 12345, 'the seed was sent as a number and round-trips');
+        assert.deepEqual(record.tags, ['console', 'campaign:winter']);
+        assert.deepEqual(record.metadata, { order: 'A-7', customer: 'cus_42' });
         await page.goto(`${gw.baseUrl}/console#/jobs`);
         await waitForText(page, 'the job in the list', (t) => t.includes(jobId));
         await page.click(`a[href="#/jobs/${jobId}"]`);
