@@ -449,8 +449,9 @@ install_python_client() {
 }
 
 # The trace viewer in its own virtualenv, named by its version; a marker written after a complete
-# install makes later runs a file check. Only the dev profile needs it, so it is installed at its first
-# start rather than by `install` (CI and the tests never pay for it).
+# install makes later runs a file check. Only the dev profile needs it: installed at its first start,
+# by `install dev` or `install trace-viewer` (CI's start, for the suite that runs npm run dev), never
+# by a plain `install`.
 install_trace_viewer() {
   [[ -x $PHOENIX_HOME/venv/bin/phoenix && -f $PHOENIX_HOME/.installed ]] && return 0
   mkdir -p "$CACHE_DIR"
@@ -508,21 +509,24 @@ if [[ $cmd == down && $PROFILE == all ]]; then
   done
   exit 0
 fi
-# `install [profile]`: what that profile needs (dev and test: the base; prod: its Go builds too;
-# cluster, or no profile: everything). It provisions no profile: its builds and installs take the
+# `install [profile]`: what that profile needs (test: the base; dev: the base and the trace viewer;
+# prod: the base and its Go builds; cluster, or no profile: all but the trace viewer, which
+# `install trace-viewer` installs alone). It provisions no profile: its builds and installs take the
 # cache's locks instead, so an install running for minutes never holds up a profile's `up`, and the
 # prod profile's builds run beside the base's apt and pip.
 if [[ $cmd == install ]]; then
   bg_pids=() bg_names=()
   case ${2:-all} in
-    dev | test) install_all_once ;;
+    test) install_all_once ;;
+    dev) background "the trace viewer" install_trace_viewer; install_all_once ;;
+    trace-viewer) install_trace_viewer ;;
     prod) background "the prod profile's Go builds" install_prod; install_all_once ;;
     cluster | all)
       background "the prod profile's Go builds" install_prod
       install_all_once
       ( flock -w 1800 8 || die "another install holds $CACHE_DIR/install.lock"; install_cluster_packages ) 8>"$CACHE_DIR/install.lock"
       ;;
-    *) die "install: unknown profile ${2} (dev, test, prod, cluster or all)" ;;
+    *) die "install: unknown profile ${2} (dev, test, prod, cluster, all or trace-viewer)" ;;
   esac
   wait_background
   exit 0

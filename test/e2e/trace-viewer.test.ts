@@ -27,8 +27,8 @@ describe('npm run dev with its trace viewer', () => {
   after(() => dev?.close());
 
   // The first run on a machine installs the viewer from PyPI (about two minutes) before it starts.
-  test("prints the viewer's URL, a job's trace opens there, and Ctrl-C stops the viewer", { timeout: 600_000 }, async () => {
-    const { base, key, project } = await dev.summary(540_000);
+  test("prints the viewer's URL, a job's trace opens there, and Ctrl-C stops the viewer", { timeout: 900_000 }, async () => {
+    const { base, key, project } = await dev.summary(840_000);
     const { child, exit, home } = dev;
     const stdout = dev.stdout();
     const viewer = /Trace viewer\s+(http:\/\/127\.0\.0\.1:\d+)\s/.exec(stdout)?.[1];
