@@ -11,28 +11,25 @@ import { JobProgress } from './progress.js';
 import { UploadField, uploadFieldOf } from './upload-field.js';
 
 const kindOfModel: Record<ModelInfo['kind'], JobKind> = { image: 'images', video: 'videos', replace_actor: 'replace-actors', talking_actor: 'talking-actors' };
+/** The options every kind's create takes, each drawn as the field its type needs (docs/api/*.md). */
+const optionLabels: Record<string, string> = {
+  priority: 'Priority',
+  deadline_seconds: 'Deadline in seconds (optional)',
+  webhook_url: 'Webhook URL (optional)',
+  webhook_events: 'Webhook events',
+  tags: 'Tags (optional, comma-separated)',
+  metadata: 'Metadata (optional, one key=value per line)',
+};
 /** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
-const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio', ...Object.keys(optionLabels())]);
+const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio', ...Object.keys(optionLabels)]);
 /** Inputs sent as numbers (the form gives strings). */
 const numeric = new Set(['count', 'duration', 'seed', 'deadline_seconds']);
 /** The webhook events a create may subscribe to (every kind's body takes the same). */
 const webhookEvents = ['generating', 'completed', 'failed'] as const satisfies NonNullable<ImageCreate['webhook_events']>;
 
-/** The options every kind's create takes, each drawn as the field its type needs (docs/api/*.md). */
-function optionLabels(): Record<string, string> {
-  return {
-    priority: 'Priority',
-    deadline_seconds: 'Deadline in seconds (optional)',
-    webhook_url: 'Webhook URL (optional)',
-    webhook_events: 'Webhook events',
-    tags: 'Tags (optional, comma-separated)',
-    metadata: 'Metadata (optional, one key=value per line)',
-  };
-}
-
 /** The create options the model takes, below its own fields. */
 function OptionFields({ inputs }: { inputs: readonly string[] }) {
-  const labels = optionLabels();
+  const labels = optionLabels;
   const has = (k: string) => inputs.includes(k);
   return (
     <>
