@@ -8,6 +8,7 @@ import type * as DeploymentModule from '../worker/deployment.js';
 import { adminDbTimeouts, ConfigProblem, exitCodes, UsageError, type Command, type Context } from './command.js';
 import { workspaceCommands } from './commands/workspaces.js';
 import { priorityCommands } from './commands/priority.js';
+import { reuseCommands } from './commands/reuse.js';
 import { budgetCommands } from './commands/budgets.js';
 import { seedCommands } from './commands/seed.js';
 import { deploymentCommands } from './commands/deployment.js';
@@ -20,6 +21,7 @@ export const commands: Record<string, Command> = {
   ...workspaceCommands,
   ...fairShareCommands,
   ...priorityCommands,
+  ...reuseCommands,
   ...auditCommands,
   ...budgetCommands,
   ...seedCommands,

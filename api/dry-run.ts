@@ -40,6 +40,22 @@ export const dryRunResultSchema = z.object({
     .describe(
       "when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline",
     ),
+  reuse: z
+    .object({
+      source_job_id: z.string().describe('the identical job the create would follow'),
+      source_status: z
+        .enum(['completed', 'in_flight'])
+        .describe('completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)'),
+      price: z
+        .number()
+        .int()
+        .describe('what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then'),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse',
+    ),
 });
 type DryRunResult = z.infer<typeof dryRunResultSchema>;
 

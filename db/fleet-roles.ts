@@ -73,6 +73,8 @@ const jobService: Record<string, TableGrant> = {
   // commit (the number an update of the workspace's counter row and of the event row).
   workspace_events: 'select, insert, update',
   workspace_event_counters: 'select, insert, update',
+  // Reuse of identical requests (0145_request_reuse): a job's first step takes or reads its key's source.
+  reuse_sources: 'select, insert, update',
 };
 
 /** The promoter's build records and the leases of the loops run once per deployment. A row locked

@@ -48,6 +48,8 @@ interface WorkspaceTable {
   fair_share_weight: Generated<number>;
   /** Whether the workspace's jobs may ask for `priority: high`. */
   high_priority_allowed: Generated<boolean>;
+  /** The default of its creates that do not say `reuse` (0145_request_reuse). */
+  reuse_requests: Generated<boolean>;
 }
 
 interface WorkspaceMemberTable {
@@ -192,6 +194,17 @@ export interface JobTable {
   /** The create's metadata and tags (0115_labels; their index rows: job_labels). */
   metadata: ColumnType<Record<string, string>, string | undefined, string>;
   tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** The key of the canonical request when the create opted into reuse (0145_request_reuse); null: never reused nor a source. */
+  reuse_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The job this one waits for (in flight) or was answered from (completed); null when it runs itself. */
+  reused_from: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+interface ReuseSourceTable {
+  workspace_id: string;
+  reuse_key: string;
+  job_id: string;
+  updated_at: Generated<Date>;
 }
 
 /** The circuit breaker of one provider route of a model, shared by the fleet (0012_provider_failover). */
@@ -333,6 +346,8 @@ export interface DB
   voices: VoiceTable;
   file_uploads: FileUploadTable;
   jobs: JobTable;
+  /** Per workspace and reuse key, the job identical creates wait for or are answered from (0145_request_reuse). */
+  reuse_sources: ReuseSourceTable;
   provider_circuits: ProviderCircuitTable;
   provider_route_outcomes: ProviderRouteOutcomeTable;
   route_probes: RouteProbeTable;

@@ -26,6 +26,8 @@ export interface JobRequest extends QuoteRequest {
   /** The customer's labels (shared/labels.ts), already within bounds. */
   metadata?: NewJobInput['metadata'];
   tags?: NewJobInput['tags'];
+  /** The canonical request's key when the create opted into reuse (jobs/reuse.ts). */
+  reuseKey?: string | null;
 }
 
 export interface CreateJobHooks {
@@ -67,6 +69,7 @@ export async function chargeJob(jobs: JobService, q: Queryable, req: JobRequest,
       priority: req.priority ?? 'normal',
       metadata: req.metadata,
       tags: req.tags,
+      reuseKey: req.reuseKey ?? null,
     });
     return { job, quote };
   } catch (err) {

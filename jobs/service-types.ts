@@ -55,6 +55,11 @@ export interface JobServiceDeps {
    * Absent: the job asks again on its own after SLOT_GRANT_FALLBACK_MS.
    */
   wakeSlotGrantee?: (jobId: string) => Promise<void>;
+  /**
+   * Wakes the workflow of a job waiting for the identical job it follows (a signal; worker/slot-grants.ts).
+   * Absent: the follower decides again on its own after REUSE_RECHECK_MS.
+   */
+  wakeReuseFollower?: (jobId: string) => Promise<void>;
   /** What time it is for budget periods (default the system clock); tests move it past a period's end. */
   clock?: () => Date;
 }

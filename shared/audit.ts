@@ -19,6 +19,7 @@ export const auditActions = [
   'bulk_action.created',
   'workspace.share_changed',
   'workspace.priority_changed',
+  'workspace.reuse_changed',
   'member.added',
   'member.role_changed',
   'member.removed',

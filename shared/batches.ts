@@ -29,6 +29,7 @@ export const itemExcludedFields: Readonly<Record<string, string>> = {
   project_id: "an item's project is the batch's",
   priority: `every item runs at priority ${BATCH_ITEM_PRIORITY}`,
   webhook_url: 'an item has no webhook of its own (the batch has webhook_url)',
+  reuse: 'an item is never answered from an identical request: reuse is taken by the job create endpoints only',
   webhook_events: 'an item has no webhook of its own (the batch has webhook_url)',
 };
 

@@ -47,6 +47,8 @@ export interface JobRow {
   /** The create's metadata and tags (0115_labels); absent: none. */
   metadata?: Record<string, string>;
   tags?: string[];
+  /** The identical job this one waits for or was answered from (0145_request_reuse); null or absent: none. */
+  reused_from?: string | null;
 }
 
 export type Progress = z.infer<typeof progressSchema>;
@@ -88,6 +90,7 @@ export function presentJob(job: JobRow, opts: { progress?: boolean } = {}): JobR
       ? { cancel: { refunded: job.price - job.cancel_kept, kept: job.cancel_kept, after_submit: job.canceled_after_submit_at !== null } }
       : {}),
     ...(job.outputs_removed_at ? { outputs_removed_at: job.outputs_removed_at.getTime() } : {}),
+    ...(job.reused_from ? { reused_from: job.reused_from } : {}),
     priority: job.priority,
     charges: { charged: job.credits_charged, refunded: job.credits_refunded, net: job.credits_charged - job.credits_refunded },
     metadata: job.metadata ?? {},

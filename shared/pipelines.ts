@@ -33,6 +33,7 @@ export type StepReference = z.infer<typeof stepReferenceSchema>;
 export const stepExcludedFields: Readonly<Record<string, string>> = {
   project_id: "a step's project is the pipeline's",
   webhook_url: 'a step has no webhook of its own (the pipeline has webhook_url)',
+  reuse: 'a step is never answered from an identical request: reuse is taken by the job create endpoints only',
   webhook_events: 'a step has no webhook of its own (the pipeline has webhook_url)',
 };
 

@@ -14,6 +14,8 @@ interface StoredObject {
   key: string;
   size: number;
   contentType: string;
+  /** The store's entity tag of the object's content (stat only): equal tags, equal bytes. */
+  etag?: string;
 }
 
 export interface Storage {
@@ -331,7 +333,7 @@ export function createStorage(config: StorageConfig): Storage {
       try {
         const st = await client.statObject(bucket, key);
         const ct = (st.metaData?.['content-type'] as string | undefined) ?? 'application/octet-stream';
-        return { key, size: st.size, contentType: ct };
+        return { key, size: st.size, contentType: ct, ...(st.etag ? { etag: st.etag } : {}) };
       } catch (err) {
         if ((err as { code?: string }).code === 'NotFound' || (err as { code?: string }).code === 'NoSuchKey') return null;
         throw err;

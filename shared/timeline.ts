@@ -6,6 +6,7 @@ export const timelineEntryTypes = [
   'created',
   'charged',
   'started',
+  'reused',
   'submitted',
   'provider_gave_up',
   'failover',

@@ -29,7 +29,7 @@ import { jobWorkflowPort } from '../workflows/client.js';
 import { createRouteProber, type RouteProber } from './route-prober.js';
 import type { LiveProviderName } from '../shared/catalog.js';
 import { createBacklogSource } from './backlog-source.js';
-import { slotGrantWaker } from './slot-grants.js';
+import { reuseFollowerWaker, slotGrantWaker } from './slot-grants.js';
 import { createControlFleet, gaugeLoop, routeProbeLoop, startAttemptCounter } from './control-fleet.js';
 import type { ControlLeases } from './control-lease.js';
 
@@ -107,6 +107,8 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
       circuits: createProviderCircuits(deps.db, providerCircuitPolicy(config)),
       // A route slot released while jobs wait is granted to the next; its workflow is woken from here.
       wakeSlotGrantee: slotGrantWaker(connection, config.TEMPORAL_NAMESPACE),
+      // A job that ended wakes the identical jobs waiting for it (reuse).
+      wakeReuseFollower: reuseFollowerWaker(connection, config.TEMPORAL_NAMESPACE),
       ...(client
         ? {
             workflows: jobWorkflowPort(client, {

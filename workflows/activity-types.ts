@@ -37,6 +37,18 @@ export interface JobIoActivities {
    * the deployment's current build rather than the run's pinned one; does not wait for it.
    */
   handOffProviderCancel(jobId: string, handoff: ProviderCancelHandoff): Promise<void>;
+  /**
+   * A reuse job's first step (jobs/reuse.ts decideReuse): take the request's key and run (`lead`),
+   * wait for the identical job that holds it (`wait`), or be answered from its outputs (`adopt`).
+   */
+  reuseStep(jobId: string): Promise<{ lead: true } | { wait: string } | { adopt: string }>;
+  /**
+   * Copies the outputs of the job's source into its own and completes it at the reuse price
+   * (claiming it); `miss` when the source is no longer usable (deleted, expired): decide again.
+   */
+  adoptReused(jobId: string): Promise<{ adopted: number } | { miss: true }>;
+  /** Wakes the jobs waiting for this one (its reuse followers) after it ended; answers how many. */
+  wakeReuseFollowers(jobId: string): Promise<number>;
 }
 
 /** How a provider step runs: `failover` when the job has another route to move to (a give-up ends the step at once). */

@@ -51,6 +51,8 @@ export function jobToStart(
     priority: JobPriority;
     fairness_weight: number;
     deadline_at: Date | null;
+    /** Set when the create opted into reuse (absent in rows read without it: no reuse). */
+    reuse_key?: string | null;
   },
   taskQueuePrefix: string,
 ): JobToStart {
@@ -72,6 +74,7 @@ export function jobToStart(
       deadlineSeconds: t.params.deadline_seconds,
       ...(job.deadline_at ? { cancelAt: job.deadline_at.toISOString() } : {}),
       taskQueuePrefix,
+      ...(job.reuse_key ? { reuse: true as const } : {}),
     },
     priority: job.priority,
     fairnessWeight: job.fairness_weight,
@@ -111,7 +114,12 @@ export function boundedRun(
   opts: Pick<StartOptions, 'runTimeoutGraceMs' | 'startWaitMs'>,
 ): { input: GenerationInput; runTimeoutMs: number } {
   const startWaitMs = opts.startWaitMs ?? DEFAULT_START_WAIT_MS;
-  return { input: { ...input, startWithinMs: startWaitMs }, runTimeoutMs: jobRunTimeoutMs(input.deadlineSeconds, opts.runTimeoutGraceMs, startWaitMs) };
+  // A reuse job may wait for an identical job as long as the model's deadline before it runs itself.
+  const deadlines = input.reuse ? 2 : 1;
+  return {
+    input: { ...input, startWithinMs: startWaitMs },
+    runTimeoutMs: jobRunTimeoutMs(input.deadlineSeconds * deadlines, opts.runTimeoutGraceMs, startWaitMs),
+  };
 }
 
 interface StartOptions {

@@ -105,12 +105,20 @@ export interface GenerationInput {
   startWithinMs?: number;
   /** Queue prefix so separate deployments (and test suites) share one Temporal namespace. */
   taskQueuePrefix: string;
+  /**
+   * The create opted into reuse (docs/api/reuse.md): the run first follows an identical job of the
+   * workspace (waits for it, or is answered from its outputs) or takes the request's key and runs.
+   * Absent: the run is exactly as before reuse existed.
+   */
+  reuse?: true;
 }
 
 /** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
 export const progressQueryName = 'progress';
 /** Name of the signal that wakes a job waiting for a route slot: a release granted it one (activities/jobs/slots.ts). */
 export const routeSlotGrantedSignalName = 'routeSlotGranted';
+/** Name of the signal that wakes a job waiting for the identical job it follows: that job ended (activities/jobs/reuse.ts). */
+export const reuseSourceEndedSignalName = 'reuseSourceEnded';
 
 /** Answer of the `progress` query. */
 export interface GenerationProgress {

@@ -3,11 +3,21 @@
 import { defineQuery, defineSignal, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { providerStepRetry } from '../shared/provider-retry.js';
-import { progressQueryName, PROVIDER_CANCEL_WITHIN_MS, routeSlotGrantedSignalName, type GenerationProgress } from './definitions.js';
+import {
+  progressQueryName,
+  PROVIDER_CANCEL_WITHIN_MS,
+  reuseSourceEndedSignalName,
+  routeSlotGrantedSignalName,
+  type GenerationProgress,
+} from './definitions.js';
 
 export const progressQuery = defineQuery<GenerationProgress>(progressQueryName);
 /** A release granted the job a route slot: its waiting submit asks again now. */
 export const routeSlotGrantedSignal = defineSignal(routeSlotGrantedSignalName);
+/** The identical job a reuse follower waits for ended: it decides again now. */
+export const reuseSourceEndedSignal = defineSignal(reuseSourceEndedSignalName);
+/** How often a reuse follower decides again without a wake (one lost with a worker, a source the reconciler failed). */
+export const REUSE_RECHECK_MS = 60_000;
 /** The patch under which a job waits for a route slot in the workflow, woken by a grant, instead of retrying its submit. */
 export const ROUTE_SLOT_GRANT_PATCH = 'route-slot-grant';
 /** The patch under which a job waits for its provider in one awaitProvider step per piece of news, instead of a timer and a checkProvider per poll. */
@@ -31,6 +41,12 @@ export const localDbStep: LocalActivityOptions = {
   startToCloseTimeout: '30s',
   localRetryThreshold: '2s',
   retry: { ...retryTransient, maximumInterval: '60s' },
+};
+/** A reuse follower's copy of its source's outputs (io queue): storage copies, retried for half an hour of outages. */
+export const reuseCopyActivity: ActivityOptions = {
+  startToCloseTimeout: '10m',
+  scheduleToCloseTimeout: '30m',
+  retry: { ...retryTransient },
 };
 /** Input preparation: may fetch remote files; retried for half an hour of outages. */
 export const inputActivity: ActivityOptions = {

@@ -23,6 +23,7 @@ import {
   type FinishedJob,
   type JobActivityDeps,
 } from './common.js';
+import { createReuseActivities } from './reuse.js';
 
 export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   const { db, jobs } = deps;
@@ -90,6 +91,8 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
   }
 
   return {
+    ...createReuseActivities(deps),
+
     /** Starts the workflow that cancels a request the run hands off, on the current build (jobs/service.ts). */
     handOffProviderCancel: (jobId, handoff) => jobs.handOffProviderCancel(jobId, handoff),
 

@@ -1535,6 +1535,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -1638,6 +1640,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -1735,6 +1739,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -1831,6 +1837,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -1979,6 +1987,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2082,6 +2092,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2179,6 +2191,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2275,6 +2289,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2426,6 +2442,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2529,6 +2547,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2626,6 +2646,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -2722,6 +2744,8 @@ export type webhooks = {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -4766,6 +4790,8 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs) */
+                    reuse?: boolean;
                     /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
                     metadata?: {
                         [key: string]: string;
@@ -4895,6 +4921,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -4936,6 +4964,18 @@ export interface operations {
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
                             deadline_at: number | null;
+                            /** @description for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse */
+                            reuse?: {
+                                /** @description the identical job the create would follow */
+                                source_job_id: string;
+                                /**
+                                 * @description completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)
+                                 * @enum {string}
+                                 */
+                                source_status: "completed" | "in_flight";
+                                /** @description what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then */
+                                price: number;
+                            } | null;
                         };
                     };
                 };
@@ -5158,6 +5198,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -5355,6 +5397,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -5667,6 +5711,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -5811,6 +5857,8 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs) */
+                    reuse?: boolean;
                     /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
                     metadata?: {
                         [key: string]: string;
@@ -6053,6 +6101,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -6094,6 +6144,18 @@ export interface operations {
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
                             deadline_at: number | null;
+                            /** @description for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse */
+                            reuse?: {
+                                /** @description the identical job the create would follow */
+                                source_job_id: string;
+                                /**
+                                 * @description completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)
+                                 * @enum {string}
+                                 */
+                                source_status: "completed" | "in_flight";
+                                /** @description what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then */
+                                price: number;
+                            } | null;
                         };
                     };
                 };
@@ -6321,6 +6383,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -6523,6 +6587,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -6840,6 +6906,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -7056,6 +7124,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -7189,6 +7259,8 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs) */
+                    reuse?: boolean;
                     /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
                     metadata?: {
                         [key: string]: string;
@@ -7237,6 +7309,18 @@ export interface operations {
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
                             deadline_at: number | null;
+                            /** @description for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse */
+                            reuse?: {
+                                /** @description the identical job the create would follow */
+                                source_job_id: string;
+                                /**
+                                 * @description completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)
+                                 * @enum {string}
+                                 */
+                                source_status: "completed" | "in_flight";
+                                /** @description what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then */
+                                price: number;
+                            } | null;
                         };
                     };
                 };
@@ -7458,6 +7542,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -7654,6 +7740,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -7965,6 +8053,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -8117,6 +8207,8 @@ export interface operations {
                      * @enum {string}
                      */
                     priority?: "high" | "normal" | "low";
+                    /** @description true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs) */
+                    reuse?: boolean;
                     /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
                     metadata?: {
                         [key: string]: string;
@@ -8160,6 +8252,18 @@ export interface operations {
                             non_refundable_after_submit: number;
                             /** @description when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline */
                             deadline_at: number | null;
+                            /** @description for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse */
+                            reuse?: {
+                                /** @description the identical job the create would follow */
+                                source_job_id: string;
+                                /**
+                                 * @description completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)
+                                 * @enum {string}
+                                 */
+                                source_status: "completed" | "in_flight";
+                                /** @description what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then */
+                                price: number;
+                            } | null;
                         };
                     };
                 };
@@ -8380,6 +8484,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -8575,6 +8681,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -8885,6 +8993,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9102,6 +9212,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9210,6 +9322,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9312,6 +9426,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9413,6 +9529,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9625,6 +9743,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -9837,6 +9957,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -10042,6 +10164,8 @@ export interface operations {
                             };
                             /** @description when the outputs were deleted (ms since the Unix epoch); absent while they are kept */
                             outputs_removed_at?: number;
+                            /** @description the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself */
+                            reused_from?: string;
                             /** @description where this job's webhook events go; null: no webhooks */
                             webhook_url: string | null;
                             /** @description the events delivered to webhook_url; null: no webhooks */
@@ -13720,7 +13844,7 @@ export interface operations {
                 /** @description the next_cursor of the previous page */
                 cursor?: string;
                 /** @description only events of this action */
-                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                action?: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "workspace.reuse_changed" | "member.added" | "member.role_changed" | "member.removed";
                 /** @description only events about this object (an API key id, a job id, a webhook secret id, the workspace id) */
                 target_id?: string;
                 /** @description only events recorded at or after this moment (an RFC 3339 timestamp, e.g. 2026-11-01T00:00:00Z) */
@@ -13751,7 +13875,7 @@ export interface operations {
                              * @description what was done
                              * @enum {string}
                              */
-                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "member.added" | "member.role_changed" | "member.removed";
+                            action: "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "webhook_endpoint.created" | "webhook_endpoint.updated" | "webhook_endpoint.deleted" | "webhook_endpoint.secret_rotated" | "credits.granted" | "credits.deducted" | "budget.set" | "budget.removed" | "balance.alerts_set" | "job.outputs_deleted" | "job.reset_detected" | "job.terminated_detected" | "bulk_action.created" | "workspace.share_changed" | "workspace.priority_changed" | "workspace.reuse_changed" | "member.added" | "member.role_changed" | "member.removed";
                             /** @description who did it: an owner's email (the admin CLI, acting for that owner), `key:<API key id>`, or `system:<component>` (`system:admin-cli`: an operator; `system:reconciler`: detected in Temporal) */
                             actor: string;
                             /** @description what kind of object it acted on: 'api_key', 'webhook_secret', 'workspace', 'budget', 'job', 'member' */
@@ -15957,7 +16081,7 @@ export interface operations {
                                  * @description what happened (docs/api/receipts.md lists each type with its details)
                                  * @enum {string}
                                  */
-                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                type: "created" | "charged" | "started" | "reused" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
                                 /** @description the entry's facts; amounts in credits */
                                 details: {
                                     /** @description credits moved (charged, refunded, recharged) */
@@ -16114,7 +16238,7 @@ export interface operations {
                                  * @description what happened (docs/api/receipts.md lists each type with its details)
                                  * @enum {string}
                                  */
-                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                type: "created" | "charged" | "started" | "reused" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
                                 /** @description the entry's facts; amounts in credits */
                                 details: {
                                     /** @description credits moved (charged, refunded, recharged) */
@@ -16271,7 +16395,7 @@ export interface operations {
                                  * @description what happened (docs/api/receipts.md lists each type with its details)
                                  * @enum {string}
                                  */
-                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                type: "created" | "charged" | "started" | "reused" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
                                 /** @description the entry's facts; amounts in credits */
                                 details: {
                                     /** @description credits moved (charged, refunded, recharged) */
@@ -16428,7 +16552,7 @@ export interface operations {
                                  * @description what happened (docs/api/receipts.md lists each type with its details)
                                  * @enum {string}
                                  */
-                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                type: "created" | "charged" | "started" | "reused" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
                                 /** @description the entry's facts; amounts in credits */
                                 details: {
                                     /** @description credits moved (charged, refunded, recharged) */
@@ -16585,7 +16709,7 @@ export interface operations {
                                  * @description what happened (docs/api/receipts.md lists each type with its details)
                                  * @enum {string}
                                  */
-                                type: "created" | "charged" | "started" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
+                                type: "created" | "charged" | "started" | "reused" | "submitted" | "provider_gave_up" | "failover" | "cancel_requested" | "cancel_upstream" | "failed" | "refunded" | "recharged" | "outputs_stored" | "completed" | "outputs_deleted";
                                 /** @description the entry's facts; amounts in credits */
                                 details: {
                                     /** @description credits moved (charged, refunded, recharged) */

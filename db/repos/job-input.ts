@@ -22,4 +22,6 @@ export interface NewJobInput {
   /** The create's metadata and tags (0115_labels): stored on the row, and one job_labels row each. */
   metadata?: Record<string, string>;
   tags?: string[];
+  /** The key of the canonical request when the create opted into reuse (jobs/reuse.ts); absent: not reused. */
+  reuseKey?: string | null;
 }

@@ -56,11 +56,12 @@ export async function insertJobWithCharge(db: Queryable, job: NewJobInput): Prom
       where id = ${job.workspaceId} and ${job.price}::int > 0 and credits >= ${job.price} and exists (select 1 from project)
       returning credits
     ), job as (
-      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight, credits_charged, metadata, tags)
+      insert into jobs (id, kind, workspace_id, project_id, api_key_id, model, status, params, price, webhook_url, webhook_events, deadline_at, priority, fairness_weight, credits_charged, metadata, tags, reuse_key)
       select ${job.id}::text, ${job.kind}::text, ${job.workspaceId}::text, ${job.projectId}::text, ${job.apiKeyId}::text, ${job.model}::text,
              'pending', ${JSON.stringify(job.params)}::jsonb, ${job.price}::int, ${job.webhook?.url ?? null}::text, ${job.webhook?.events ?? null}::text[],
              now() + make_interval(secs => ${job.deadlineSeconds ?? null}::int), ${job.priority ?? 'normal'}::text,
-             ${newJobWeight(job.workspaceId)}, ${job.price}::int, ${JSON.stringify(job.metadata ?? {})}::jsonb, ${job.tags ?? []}::text[]
+             ${newJobWeight(job.workspaceId)}, ${job.price}::int, ${JSON.stringify(job.metadata ?? {})}::jsonb, ${job.tags ?? []}::text[],
+             ${job.reuseKey ?? null}::text
       where exists (select 1 from project) and (${job.price}::int = 0 or exists (select 1 from debit))
       returning *
     ), labels as (

@@ -102,6 +102,8 @@ const jobColumns = Object.keys({
   credits_refunded: true,
   metadata: true,
   tags: true,
+  reuse_key: true,
+  reused_from: true,
 } satisfies Record<keyof JobTable, true>).map((c) => `j.${c}` as `j.${keyof JobTable}`);
 
 function statusReadQuery(db: Queryable, q: StatusReadArgs) {

@@ -28,6 +28,9 @@ export const gatewayEnv = {
   PIPELINE_MAX_ACTIVE: int(10, 1).describe(
     'Pipelines a workspace may have pending or running at once; past it, a create or resume answers 429 `rate_limited` until one ends.',
   ),
+  REUSE_PRICE_CREDITS: int(0, 0, 1_000_000).describe(
+    "Credits a job answered from an identical earlier request costs (docs/api/reuse.md; at most the model's price): its create charges the model's price, and the difference is refunded when it is answered. Read by the workers that answer it.",
+  ),
   BATCH_MAX_ITEMS: int(1_000, 1, 1_000).describe('Items a batch (POST /v1/batches) may have; more is refused with 400 `invalid_request`.'),
   PROGRESS_QUERY_TIMEOUT_MS: int(300, 10, 10_000).describe(
     "How long a status read waits for the running workflow's live progress before answering with the stored one.",

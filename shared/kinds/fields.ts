@@ -63,6 +63,12 @@ export const webhookRequestFields = {
       "the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), " +
         "low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal",
     ),
+  reuse: z
+    .boolean()
+    .optional()
+    .describe(
+      "true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs)",
+    ),
   ...labelRequestFields,
 };
 
@@ -180,6 +186,12 @@ export const statusFields = {
   substitution,
   cancel: cancelRecord,
   outputs_removed_at: outputsRemovedAt,
+  reused_from: z
+    .string()
+    .optional()
+    .describe(
+      'the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself',
+    ),
   ...webhookRecordFields,
   deadline_at: deadlineAt,
   priority: priorityRecordField,

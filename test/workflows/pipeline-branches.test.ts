@@ -125,6 +125,7 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     async handOffProviderCancel() {
       throw new Error('not used: these jobs have one route and no customer deadline');
     },
+    ...noReuse,
   };
   /** One status check as the real activities do it: the outputs are stored once the provider is done. */
   async function check(name: ProviderName, jobId: string): Promise<ProviderCheck> {
@@ -218,6 +219,12 @@ const names = (calls: Call[]) => calls.map(([name]) => name);
 const failJobCall = (calls: Call[]) => calls.find(([name]) => name === 'failJob');
 const running: PollResult = { state: 'running', percent: 10 };
 
+/** The reuse steps: never called by these jobs, which do not opt into reuse (a call fails the test). */
+const noReuse: Pick<JobIoActivities, 'reuseStep' | 'adoptReused' | 'wakeReuseFollowers'> = {
+  reuseStep: () => Promise.reject(new Error('not used: no reuse')),
+  adoptReused: () => Promise.reject(new Error('not used: no reuse')),
+  wakeReuseFollowers: () => Promise.reject(new Error('not used: no reuse')),
+};
 describe('generation pipeline branches (mocked activities)', () => {
   test('a job canceled after submission cancels the provider request, then fails the job as canceled', async () => {
     // The cancel lands while the first status check after submission is in flight (the workflow waits on it).
@@ -391,6 +398,7 @@ describe('failover branches (mocked activities)', () => {
         calls.push(['handOffProviderCancel', id, handoff.workflowId]);
         await startProviderCancel(env.client, jobRowOf(id), prefix, {}, handoff);
       },
+      ...noReuse,
     };
     const provider = (name: ProviderName): JobProviderActivities => ({
       async submitAndCheck(_name, req, opts) {

@@ -32,6 +32,7 @@ import { modelLifecycle } from '../../../shared/model-lifecycle.js';
 import { routeFor } from '../../../shared/catalog.js';
 import { highPriorityAllowed } from '../../../db/repos/workspace-priority.js';
 import type { JobPriority } from '../../../shared/job-model.js';
+import { createReuseKey, quoteReuse } from '../../reuse.js';
 
 /** How long one live `progress` query answer serves every `?live=true` read of the job. */
 const LIVE_PROGRESS_CACHE_MS = 1_000;
@@ -128,7 +129,12 @@ async function quoteDryRun(services: JobServices, spec: KindSpec, body: unknown,
   try {
     const quote = await jobs.quote(db, { workspaceId, projectId, ...prepared, priority }, { balance: true });
     await requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config);
-    return quote;
+    const reuseKey = await createReuseKey({ db, storage: deps.storage }, spec, body as Record<string, unknown>, prepared, workspaceId);
+    const reuse =
+      reuseKey === null
+        ? undefined
+        : await quoteReuse(db, workspaceId, reuseKey, deps.config.REUSE_PRICE_CREDITS, quote.price, deps.config.OUTPUT_RETENTION_DAYS);
+    return { ...quote, ...(reuse !== undefined ? { reuse } : {}) };
   } catch (err) {
     throw await refusedBeforeCharge(jobs, db, workspaceId, projectId, err);
   }
@@ -215,6 +221,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
           budget_remaining: budget?.remaining ?? null,
           non_refundable_after_submit: quote.nonRefundable,
           deadline_at: deadlineAtOf(body),
+          ...('reuse' in quote ? { reuse: quote.reuse } : {}),
         };
       }),
       idempotent(services.deps, { body: 'json' }),
@@ -231,6 +238,11 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       const jobId = newId(spec.idPrefix);
       const create = async (db: Queryable) => {
         const { prepared, priority } = await prepareCreate(services, spec, body, db, workspaceId);
+        const reuseKey = await createReuseKey({ db, storage: deps.storage }, spec, body as Record<string, unknown>, prepared, workspaceId).catch(
+          async (err: unknown) => {
+            throw await refusedBeforeCharge(jobs, db, workspaceId, projectId, err);
+          },
+        );
         // The route is decided by the quote, once, and stored with the job: the workflow, the
         // activities and the adapters read it back instead of working it out again.
         const request = { id: jobId, kind: spec.kind, workspaceId, projectId, apiKeyId, ...prepared, priority };
@@ -242,6 +254,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
             deadlineSeconds: (body as { deadline_seconds?: number }).deadline_seconds ?? null,
             metadata: (body as { metadata?: Record<string, string> }).metadata,
             tags: (body as { tags?: string[] }).tags,
+            reuseKey,
           },
           {
             webhook: () => requestedWebhook(db, workspaceId, body as Parameters<typeof requestedWebhook>[2], deps.config),

@@ -169,6 +169,7 @@ class AuditEvent(TypedDict, closed=True):
         "bulk_action.created",
         "workspace.share_changed",
         "workspace.priority_changed",
+        "workspace.reuse_changed",
         "member.added",
         "member.role_changed",
         "member.removed",
@@ -223,6 +224,7 @@ AuditEventsQuery = TypedDict(
                 "bulk_action.created",
                 "workspace.share_changed",
                 "workspace.priority_changed",
+                "workspace.reuse_changed",
                 "member.added",
                 "member.role_changed",
                 "member.removed",
@@ -463,6 +465,21 @@ class DirectUploadRecord(TypedDict, closed=True):
     """
 
 
+class Reuse(TypedDict, closed=True):
+    source_job_id: str
+    """
+    the identical job the create would follow
+    """
+    source_status: Literal["completed", "in_flight"]
+    """
+    completed: the create would be answered from its outputs at once; in_flight: it would wait for it (and run itself should it fail)
+    """
+    price: int
+    """
+    what the job would cost once answered from it (the reuse price); the create charges `price` and refunds the difference then
+    """
+
+
 class DryRunQuote(TypedDict, closed=True):
     price: int
     """
@@ -491,6 +508,10 @@ class DryRunQuote(TypedDict, closed=True):
     deadline_at: int | None
     """
     when the job would be canceled (ms since the Unix epoch) if created now: now plus its deadline_seconds; its deadline's cancel refunds like a cancel does (non_refundable_after_submit kept once it was submitted). null: no deadline
+    """
+    reuse: NotRequired[Reuse | None]
+    """
+    for a create that reuses (reuse: true, or the workspace setting): the identical job it would be answered from, or null when it would generate; absent when it does not reuse
     """
 
 
@@ -572,6 +593,10 @@ class ImageCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    reuse: NotRequired[bool]
+    """
+    true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs)
     """
     metadata: NotRequired[dict[str, str]]
     """
@@ -858,6 +883,7 @@ class Entry(TypedDict, closed=True):
         "created",
         "charged",
         "started",
+        "reused",
         "submitted",
         "provider_gave_up",
         "failover",
@@ -1292,6 +1318,10 @@ class ReplaceActorCreate(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
+    reuse: NotRequired[bool]
+    """
+    true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs)
+    """
     metadata: NotRequired[dict[str, str]]
     """
     your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
@@ -1394,6 +1424,10 @@ class ReplaceActorJob(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
@@ -1513,6 +1547,10 @@ class ReplaceActorListItem(TypedDict, closed=True):
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
     """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
+    """
     webhook_url: str | None
     """
     where this job's webhook events go; null: no webhooks
@@ -1598,6 +1636,10 @@ class TalkingActorCreate(TypedDict, closed=True):
     priority: NotRequired[Literal["high", "normal", "low"]]
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
+    """
+    reuse: NotRequired[bool]
+    """
+    true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs)
     """
     metadata: NotRequired[dict[str, str]]
     """
@@ -1701,6 +1743,10 @@ class TalkingActorJob(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
@@ -1818,6 +1864,10 @@ class TalkingActorListItem(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
@@ -2063,6 +2113,10 @@ class VideoCreate(TypedDict, closed=True):
     """
     the order the job's tasks leave the queues it waits in: high before every normal and low task (only for a workspace allowed it, else 403 priority_not_allowed), low only when no normal one waits, and cheaper where the model's price says so (GET /v1/models price.low_priority_discount); default normal
     """
+    reuse: NotRequired[bool]
+    """
+    true: answer this request from an identical one of the workspace (same kind, model, parameters, seed and input files' content) instead of generating again: while that one runs, this job waits for it; once it completed, this job completes with copies of its outputs at the reuse price (docs/api/reuse.md). false: always generate. Default: the workspace's setting (off unless an operator turned it on). Not taken with URL inputs (their content is known only when the job runs)
+    """
     metadata: NotRequired[dict[str, str]]
     """
     your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters
@@ -2172,6 +2226,10 @@ class VideoJob(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
@@ -2302,6 +2360,10 @@ class VideoListItem(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
@@ -2717,6 +2779,10 @@ class ImageJob(TypedDict, closed=True):
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
     """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
+    """
     webhook_url: str | None
     """
     where this job's webhook events go; null: no webhooks
@@ -2794,6 +2860,10 @@ class ImageListItem(TypedDict, closed=True):
     outputs_removed_at: NotRequired[int]
     """
     when the outputs were deleted (ms since the Unix epoch); absent while they are kept
+    """
+    reused_from: NotRequired[str]
+    """
+    the identical earlier job (reuse: true) this one waits for while pending, or whose outputs it was answered from once completed (its own copies, charged the reuse price); absent when the job generates itself
     """
     webhook_url: str | None
     """
