@@ -8,7 +8,7 @@ import { reuseKeyOf, sourceUsable } from '../jobs/reuse.js';
 import { ApiError } from './errors.js';
 
 /** What a dry run answers of reuse: the job the create would follow, and what it would cost then. */
-export interface ReuseQuote {
+interface ReuseQuote {
   source_job_id: string;
   source_status: 'completed' | 'in_flight';
   price: number;

@@ -54,7 +54,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** What a job's reuse step decided. */
-export type ReuseDecision = { lead: true } | { wait: string } | { adopt: string };
+type ReuseDecision = { lead: true } | { wait: string } | { adopt: string };
 
 type SourceRow = Pick<Job, 'id' | 'status' | 'outputs' | 'outputs_removed_at' | 'finished_at' | 'updated_at'>;
 

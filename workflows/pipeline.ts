@@ -74,15 +74,13 @@ import {
   progressQuery,
   PROVIDER_WAIT_WINDOW_MS,
   providerStepWithin,
-  REUSE_RECHECK_MS,
-  reuseCopyActivity,
-  reuseSourceEndedSignal,
   ROUTE_SLOT_GRANT_PATCH,
   routeSlotGrantedSignal,
   submitActivity,
 } from './pipeline-common.js';
 import { customerDeadline } from './job-deadline.js';
 import { jobProviderCancels } from './job-provider-cancels.js';
+import { jobReuse } from './job-reuse.js';
 
 export { progressQuery } from './pipeline-common.js';
 
@@ -107,15 +105,9 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     slotGrants++;
   });
   const setStatus = (status: JobStatus) => upsertSearchAttributes([{ key: searchAttributes.jobStatus, value: status }]);
-  // Ends of the identical job a reuse follower waits for (a counter, as the slot grants).
-  let reuseWakes = 0;
-  if (input.reuse) {
-    setHandler(reuseSourceEndedSignal, () => {
-      reuseWakes++;
-    });
-  }
-  // Set when the job was answered from an identical job's outputs: how many.
+  // Reuse (job-reuse.ts): set when the job was answered from an identical job's outputs, how many.
   let adopted: number | undefined;
+  const reuse = jobReuse({ input, queues, db, progress });
 
   // The model's deadline counts from the moment this run claimed the job, as its steps answer it:
   // a run an operator's reset revived replays the clock of the run it replaces, which may have
@@ -153,43 +145,6 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     return { ...request, providerModelId: route.provider_model_id };
   };
 
-  /**
-   * Reuse: follows the identical job that holds the request's key until it is answered from that
-   * job's outputs (true, `adopted` set) or runs itself (false): it took the key (no usable job held
-   * it, or the one followed failed), or it waited as long as the model's deadline.
-   */
-  const followIdenticalJob = async (): Promise<boolean> => {
-    const io = proxyActivities<JobIoActivities>({ ...reuseCopyActivity, taskQueue: queues.io });
-    const waitUntil = Date.now() + input.deadlineSeconds * 1000;
-    for (;;) {
-      const wakesSeen = reuseWakes;
-      const step = await db.reuseStep.executeWithOptions(
-        { ...localDbStep, summary: "Reuse: take the request's key, or follow the identical job that holds it" },
-        [input.jobId],
-      );
-      if ('lead' in step) return false;
-      if ('adopt' in step) {
-        progress.phase = 'storing_outputs';
-        const answer = await io.adoptReused.executeWithOptions(
-          { ...reuseCopyActivity, taskQueue: queues.io, summary: `Copy the outputs of ${step.adopt} and complete at the reuse price` },
-          [input.jobId],
-        );
-        if ('adopted' in answer) {
-          adopted = answer.adopted;
-          return true;
-        }
-        continue;
-      }
-      const remaining = waitUntil - Date.now();
-      if (remaining <= 0) return false;
-      await condition(() => reuseWakes > wakesSeen, Math.min(REUSE_RECHECK_MS, remaining));
-    }
-  };
-  /** A job that holds its request's key wakes the jobs that wait for it, once it ended. */
-  const wakeFollowers = async () => {
-    if (input.reuse) await db.wakeReuseFollowers.executeWithOptions({ ...localDbStep, summary: 'Wake the identical jobs waiting for this one' }, [input.jobId]);
-  };
-
   /** The job's work up to its outputs stored: what the customer's deadline cancels. */
   const work = async (): Promise<JobOutput[]> => {
     if (customer?.passedAtStart)
@@ -205,7 +160,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
         `the job waited ${Math.round(waitedMs / 1000)} s to start, longer than its ${Math.round(input.startWithinMs / 1000)} s: it was not submitted to a provider`,
         failureTypes.generationFailed,
       );
-    if (input.reuse && (await followIdenticalJob())) return [];
+    if (input.reuse && (adopted = await reuse.followIdenticalJob()) !== undefined) return [];
     const started = await db.startGenerating.executeWithOptions(
       { ...localDbStep, summary: 'Claim the job for this run (re-charging it after a reset) and build the provider request' },
       [input.jobId],
@@ -374,7 +329,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     }
     if (outputs.length === 0) throw ApplicationFailure.nonRetryable('the provider returned no output', failureTypes.generationFailed);
     await db.completeJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job completed and settle its credits' }, [input.jobId, outputs, ref]);
-    await wakeFollowers();
+    await reuse.wakeFollowers();
     progress.phase = 'completed';
     progress.percent = 100;
     setStatus('completed');
@@ -404,7 +359,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       // so this run ends at once however busy the provider's queue is.
       if (failed.failedHere && submitted && expired && ref === undefined) await cancelRecordedLater();
       else if (failed.failedHere && submitted) await cancelRequestAt(serving, ref);
-      await wakeFollowers();
+      await reuse.wakeFollowers();
       return failed;
     });
     // The job completed after all (its completion committed before a lost workflow task, then a
