@@ -14,6 +14,23 @@ interface ReuseQuote {
   price: number;
 }
 
+/** How long this process trusts a workspace's `reuse_requests` it read: an operator's change applies within it. */
+const SETTING_TTL_MS = 5_000;
+/** Past this many workspaces remembered, the memory starts over. */
+const SETTING_CACHE_MAX = 10_000;
+const settings = new Map<string, { reuses: boolean; until: number }>();
+
+/** The workspace's reuse setting, read at most every SETTING_TTL_MS per process: a create that leaves `reuse` out costs no extra query most of the time. */
+async function workspaceReuses(db: Queryable, workspaceId: string): Promise<boolean> {
+  const now = performance.now();
+  const known = settings.get(workspaceId);
+  if (known && known.until > now) return known.reuses;
+  const ws = await db.selectFrom('workspaces').select('reuse_requests').where('id', '=', workspaceId).executeTakeFirst();
+  if (settings.size >= SETTING_CACHE_MAX) settings.clear();
+  settings.set(workspaceId, { reuses: ws?.reuse_requests ?? false, until: now + SETTING_TTL_MS });
+  return ws?.reuse_requests ?? false;
+}
+
 /**
  * The reuse key of a create, or null when it does not reuse: it said `reuse: false`, or left it out
  * in a workspace without the setting, or (with the setting only) it has URL inputs. `reuse: true`
@@ -28,10 +45,7 @@ export async function createReuseKey(
 ): Promise<string | null> {
   const asked = body.reuse as boolean | undefined;
   if (asked === false) return null;
-  if (asked === undefined) {
-    const ws = await deps.db.selectFrom('workspaces').select('reuse_requests').where('id', '=', workspaceId).executeTakeFirst();
-    if (!ws?.reuse_requests) return null;
-  }
+  if (asked === undefined && !(await workspaceReuses(deps.db, workspaceId))) return null;
   const inputs = Object.entries(kind.inputs ?? {});
   const byUrl = inputs.find(([field, input]) => input.from === 'url' && body[field] !== undefined);
   if (byUrl) {

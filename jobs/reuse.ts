@@ -84,8 +84,10 @@ export async function decideReuse(tx: Tx, jobId: string, outputRetentionDays: nu
     .where('reuse_key', '=', key.reuse_key)
     .forUpdate()
     .executeTakeFirstOrThrow();
+  // The run's first step: its workflow is marked started (the reconciler stops asking), and the job follows `sourceId` (null: none).
   const follow = async (sourceId: string | null) => {
-    if (job.reused_from !== sourceId) await tx.updateTable('jobs').set({ reused_from: sourceId }).where('id', '=', job.id).execute();
+    if (job.reused_from !== sourceId || !job.workflow_started)
+      await tx.updateTable('jobs').set({ reused_from: sourceId, workflow_started: true }).where('id', '=', job.id).execute();
   };
   if (held.job_id === job.id) {
     await follow(null);

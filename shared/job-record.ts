@@ -113,7 +113,8 @@ function substitutionOf(job: JobRow): { substitution?: NonNullable<JobRecord['su
   if (!route || !provider || provider === 'local') return {};
   const frame = outputFrame(route, provider, job.params);
   const conversions = (job.outputs ?? []).flatMap((o, i) => [
-    ...(o.converted_from ? [{ output: i + 1, from: o.converted_from, to: o.content_type }] : []),
+    // A PNG answer re-encoded into the format the create asked is no substitution: every route's would be.
+    ...(o.converted_from && o.converted_from !== 'image/png' ? [{ output: i + 1, from: o.converted_from, to: o.content_type }] : []),
     ...(o.scaled_from && frame ? [{ output: i + 1, from: o.scaled_from, to: `${frame.width}x${frame.height}` }] : []),
   ]);
   if (provider === route.provider && conversions.length === 0) return {};

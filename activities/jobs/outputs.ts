@@ -1,5 +1,6 @@
 // A finished generation's outputs, streamed into our store, then conformed to the model's stored
-// format (an image answered as JPEG or WebP is kept as PNG: ../providers/output-conform.ts), and
+// format (an image answered as JPEG or WebP is kept as PNG, or in the format the job asked:
+// ../providers/output-conform.ts), and
 // composited over the job's background video when it has one (../providers/background.ts).
 import { ApplicationFailure } from '@temporalio/activity';
 import type { JobOutput } from '../../db/schema.js';
@@ -12,6 +13,7 @@ import { nonRetryable, type JobActivityDeps } from './common.js';
 import { alreadyConformed, conformOutput } from '../providers/output-conform.js';
 import { mediaToolsFrom, UntrustedMediaError } from '../providers/media-tools.js';
 import { compositeOverBackground, CompositeError } from '../providers/background.js';
+import type { ImageTarget } from '../../shared/output-format.js';
 
 type Frame = { width: number; height: number };
 
@@ -33,9 +35,9 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
    */
   const tools = mediaToolsFrom(deps.config);
   /** The output as the job keeps it: images other than PNG re-encoded (a provider file that does not decode fails the job). */
-  async function conformed(out: JobOutput, i: number, frame: Frame | undefined): Promise<JobOutput> {
+  async function conformed(out: JobOutput, i: number, frame: Frame | undefined, image: ImageTarget | undefined): Promise<JobOutput> {
     try {
-      return await conformOutput(storage, tools, out, { frame, heartbeat: () => heartbeat({ output: i, phase: 'conform' }) });
+      return await conformOutput(storage, tools, out, { frame, image, heartbeat: () => heartbeat({ output: i, phase: 'conform' }) });
     } catch (err) {
       const message = err instanceof UntrustedMediaError ? err.message : 'the provider output could not be decoded';
       throw nonRetryable(failureTypes.providerRejected, `output ${i + 1}: ${message}`);
@@ -57,7 +59,8 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
   /**
    * `frame`: the asked frame a video is scaled to when its route's frame is undocumented
    * (shared/catalog.ts outputFrame); otherwise videos are kept as answered. `background`: the
-   * job's background video, which its video outputs are composited over.
+   * job's background video, which its video outputs are composited over. `image`: the format an
+   * image job's outputs are stored in (PNG by default).
    */
   return async function store(
     provider: ProviderName,
@@ -66,13 +69,14 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
     writtenNow = false,
     frame?: Frame,
     background?: Background,
+    image?: ImageTarget,
   ): Promise<JobOutput[]> {
     const kept: JobOutput[] = [];
     // Which outputs were just stored from the provider (not only found in our store, where an earlier attempt may have composited them).
     const fresh: boolean[] = [];
     // One at a time: each re-encode is an ffmpeg run on the worker's few cores.
-    for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow, fresh)).entries()) {
-      const conformedOut = out.converted_from ? out : await conformed(out, i, frame);
+    for (const [i, out] of (await storeAsAnswered(provider, jobId, outputs, writtenNow, fresh, image)).entries()) {
+      const conformedOut = out.converted_from ? out : await conformed(out, i, frame, image);
       kept.push(background ? await composited(conformedOut, i, background, fresh[i]!) : conformedOut);
     }
     return kept;
@@ -83,6 +87,7 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
     outputs: ProviderOutput[],
     writtenNow: boolean,
     fresh: boolean[],
+    image: ImageTarget | undefined,
   ): Promise<JobOutput[]> {
     const adapter = deps.adapterFor(provider);
     const stored: JobOutput[] = [];
@@ -95,8 +100,8 @@ export function createOutputStore(deps: Pick<JobActivityDeps, 'storage' | 'confi
       }
       if (out.key) {
         const st = await storage.stat(out.key);
-        // An earlier attempt re-encoded it to PNG (and removed it) before failing to report.
-        const converted = st ? undefined : await alreadyConformed(storage, out.key, out.contentType);
+        // An earlier attempt re-encoded it (and removed it) before failing to report.
+        const converted = st ? undefined : await alreadyConformed(storage, out.key, out.contentType, image);
         if (converted) {
           stored.push(converted);
           continue;

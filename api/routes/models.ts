@@ -10,6 +10,7 @@ import { kinds as jobKinds } from './jobs/kinds.js';
 import { routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
 import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import { generationControls, kindControls, type GenerationControl } from '../../shared/generation-controls.js';
+import { imageOutputFormats } from '../../shared/output-format.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import { deprecatedRoutes, unavailableRoutes } from '../../db/repos/route-probes.js';
@@ -26,6 +27,11 @@ const modelSchema = z.object({
     .array(z.enum(generationControls))
     .describe(
       'the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them)',
+    ),
+  output_formats: z
+    .array(z.enum(['png', 'jpeg', 'webp', 'mp4']))
+    .describe(
+      "the formats the outputs can be stored in, the first the default: an image model's every route takes output_format png, jpeg or webp (the image is re-encoded once stored); videos are MP4",
     ),
   aspect_ratios: z.array(z.string()),
   default_aspect_ratio: z.string(),
@@ -210,6 +216,7 @@ export function modelInfo(
     create_path: kind.createPath,
     inputs,
     controls,
+    output_formats: route.kind === 'image' ? [...imageOutputFormats] : ['mp4'],
     aspect_ratios: [...route.aspectRatios],
     default_aspect_ratio: route.defaultAspectRatio,
     durations: !d ? null : 'values' in d ? { values: [...d.values] } : { min: d.min, max: d.max },

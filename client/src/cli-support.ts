@@ -1,6 +1,6 @@
 // What the `mediagen` commands share (client/src/cli.ts): flag parsers, printing results, following
 // a job with --wait, and turning errors into messages and exit codes.
-import { CommanderError, InvalidArgumentError, type Command } from 'commander';
+import { CommanderError, InvalidArgumentError, Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { MediaGenClient, type AnyJob, type JobKind, type JobRef, type JobTimeline, type WaitResult } from './client.js';
 import { MediaGenError } from './errors.js';
@@ -31,10 +31,17 @@ export const num = (name: string) => (v: string) => {
 };
 export const collect = (v: string, prev: string[] = []) => [...prev, v];
 
-/** The generation-control flags of a create (docs/api/generation-controls.md): the seed, and for videos the negative prompt and the audio switch. */
+/**
+ * The generation-control flags of a create (docs/api/generation-controls.md): the seed; for images
+ * the output format and quality; for videos the negative prompt and the audio switch.
+ */
 export function controlOptions(cmd: Command, video: boolean): Command {
   cmd.option('--seed <n>', 'random seed, where the model takes one (mediagen models: controls)', int('--seed'));
-  if (!video) return cmd;
+  if (!video) {
+    return cmd
+      .addOption(new Option('--output-format <format>', 'the stored image format (default png)').choices(['png', 'jpeg', 'webp']))
+      .option('--output-quality <n>', 'jpeg or webp compression quality, 1-100 (default: 90, or as the provider encoded it)', int('--output-quality'));
+  }
   return cmd
     .option('--negative-prompt <text>', 'what the video should not show, where the model takes it')
     .option('--audio', 'ask for a soundtrack, where the model has the switch')
@@ -42,11 +49,25 @@ export function controlOptions(cmd: Command, video: boolean): Command {
 }
 
 /** The create fields of the control flags a command was given (absent ones stay absent). */
-export const controlFields = (o: { seed?: number; negativePrompt?: string; audio?: boolean }) => ({
+export const controlFields = (o: {
+  seed?: number;
+  negativePrompt?: string;
+  audio?: boolean;
+  outputFormat?: 'png' | 'jpeg' | 'webp';
+  outputQuality?: number;
+}) => ({
   seed: o.seed,
   negative_prompt: o.negativePrompt,
   audio: o.audio,
+  output_format: o.outputFormat,
+  output_quality: o.outputQuality,
 });
+
+/** The reuse flags of every create (docs/api/reuse.md): neither given, the workspace's setting decides. */
+export const reuseOptions = (cmd: Command): Command =>
+  cmd
+    .option('--reuse', 'answer the create from an identical request of the workspace, waiting for it while it runs (docs/api/reuse.md)')
+    .option('--no-reuse', "always generate, whatever the workspace's reuse setting");
 
 export function usageError(message: string): never {
   throw new CommanderError(exitCodes.usage, 'mediagen.usage', message);

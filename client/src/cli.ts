@@ -4,7 +4,7 @@
 //   as JSON. Exit codes: 0 ok · 1 other · 2 usage or invalid request · 3 not found ·
 //   4 auth (401/403) · 5 credits (402) · 6 job or pipeline failed.
 import { Command, CommanderError, Option } from 'commander';
-import { MediaGenClient, jobPriorities, kindOfJobId, type JobPriority, type JobRef } from './client.js';
+import { MediaGenClient, jobPriorities, kindOfJobId, type JobRef } from './client.js';
 import { uploadFile } from './node.js';
 import { addWebhookCommands } from './cli-webhooks.js';
 import { addUsageCommand } from './cli-usage.js';
@@ -12,12 +12,13 @@ import { addBalanceCommand } from './cli-balance.js';
 import { addKeysCommand } from './cli-keys.js';
 import { addEventsCommand } from './cli-events.js';
 import { addPipelineCommands } from './cli-pipelines.js';
-import { labelFields, labelOptions, metadataPair } from './cli-labels.js';
+import { commonFields, labelOptions, metadataPair } from './cli-labels.js';
 import { addBatchCommands } from './cli-batches.js';
 import { addBulkActionCommands } from './cli-bulk-actions.js';
 import {
   collect,
   controlFields,
+  reuseOptions,
   controlOptions,
   created,
   describeJob,
@@ -63,16 +64,10 @@ export function buildProgram(): Command {
     });
   };
   const waitOptions = (cmd: Command) =>
-    cmd
+    reuseOptions(cmd)
       .option('--deadline-seconds <n>', 'cancel the job unless it completed within this many seconds (10-604800)', int('--deadline-seconds'))
       .option('--wait', 'wait until the job finishes, showing its progress')
       .option('--out <path>', 'with --wait: download the outputs to this file or directory');
-  /** The create fields every generate command takes. */
-  const commonFields = (o: { deadlineSeconds?: number; priority?: JobPriority; tag?: string[]; metadata?: Record<string, string> }) => ({
-    ...(o.deadlineSeconds !== undefined ? { deadline_seconds: o.deadlineSeconds } : {}),
-    ...(o.priority !== undefined ? { priority: o.priority } : {}),
-    ...labelFields(o),
-  });
 
   // Every create takes a priority (docs/api/priority.md); the server's default is normal.
   const generateOptions = (cmd: Command) =>

@@ -1472,6 +1472,13 @@ export type webhooks = {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1518,7 +1525,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1623,7 +1630,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1722,7 +1729,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1820,7 +1827,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -1924,6 +1931,13 @@ export type webhooks = {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -1970,7 +1984,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2075,7 +2089,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2174,7 +2188,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2272,7 +2286,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2379,6 +2393,13 @@ export type webhooks = {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -2425,7 +2446,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2530,7 +2551,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2629,7 +2650,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -2727,7 +2748,7 @@ export type webhooks = {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -4779,6 +4800,13 @@ export interface operations {
                     count: number;
                     /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
                     seed?: number;
+                    /**
+                     * @description the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+                     * @enum {string}
+                     */
+                    output_format?: "png" | "jpeg" | "webp";
+                    /** @description the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90 */
+                    output_quality?: number;
                     /** @description https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers */
                     webhook_url?: string;
                     /** @description the events to deliver (needs webhook_url); default ["completed", "failed"] */
@@ -4858,6 +4886,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -4904,7 +4939,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5135,6 +5170,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5181,7 +5223,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5334,6 +5376,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5380,7 +5429,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -5648,6 +5697,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -5694,7 +5750,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6084,7 +6140,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6366,7 +6422,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6570,7 +6626,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -6889,7 +6945,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -7107,7 +7163,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -7525,7 +7581,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -7723,7 +7779,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -8036,7 +8092,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -8467,7 +8523,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -8664,7 +8720,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -8976,7 +9032,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9149,6 +9205,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9195,7 +9258,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9305,7 +9368,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9409,7 +9472,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9512,7 +9575,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9680,6 +9743,13 @@ export interface operations {
                             count: number;
                             /** @description the seed the create asked for; absent when it asked none */
                             seed?: number;
+                            /**
+                             * @description the image format the create asked for; absent: png, the default
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality the create asked for; absent when it asked none */
+                            output_quality?: number;
                             /** @enum {string} */
                             status: "pending" | "generating" | "completed" | "failed";
                             error: {
@@ -9726,7 +9796,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -9940,7 +10010,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -10147,7 +10217,7 @@ export interface operations {
                                     output: number;
                                     /** @description what the provider answered: a media type (image/jpeg), or a video frame (832x480) */
                                     from: string;
-                                    /** @description what was stored: image/png, or the asked frame (720x1280) */
+                                    /** @description what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280) */
                                     to: string;
                                 }[];
                                 /** @description the same in words */
@@ -10453,6 +10523,13 @@ export interface operations {
                             count: number;
                             /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
                             seed?: number;
+                            /**
+                             * @description the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90 */
+                            output_quality?: number;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /**
@@ -11332,6 +11409,13 @@ export interface operations {
                         count: number;
                         /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
                         seed?: number;
+                        /**
+                         * @description the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+                         * @enum {string}
+                         */
+                        output_format?: "png" | "jpeg" | "webp";
+                        /** @description the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90 */
+                        output_quality?: number;
                         /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                         deadline_seconds?: number;
                         /**
@@ -12087,6 +12171,13 @@ export interface operations {
                             count: number;
                             /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
                             seed?: number;
+                            /**
+                             * @description the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+                             * @enum {string}
+                             */
+                            output_format?: "png" | "jpeg" | "webp";
+                            /** @description the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90 */
+                            output_quality?: number;
                             /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
                             deadline_seconds?: number;
                             /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
@@ -13561,6 +13652,8 @@ export interface operations {
                             inputs: string[];
                             /** @description the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them) */
                             controls: ("seed" | "negative_prompt" | "audio")[];
+                            /** @description the formats the outputs can be stored in, the first the default: an image model's every route takes output_format png, jpeg or webp (the image is re-encoded once stored); videos are MP4 */
+                            output_formats: ("png" | "jpeg" | "webp" | "mp4")[];
                             aspect_ratios: string[];
                             default_aspect_ratio: string;
                             /** @description allowed durations in seconds: a list, or an inclusive range of integers; null when the kind takes no duration (images, talking actors: the script sets it) */

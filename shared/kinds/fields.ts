@@ -138,7 +138,7 @@ const substitution = z
         z.object({
           output: z.number().int().describe('the output, from 1'),
           from: z.string().describe('what the provider answered: a media type (image/jpeg), or a video frame (832x480)'),
-          to: z.string().describe('what was stored: image/png, or the asked frame (720x1280)'),
+          to: z.string().describe("what was stored: the image's format (image/png unless the create asked output_format), or the asked frame (720x1280)"),
         }),
       )
       .describe(

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { catalogControls, imageModels, routeFor } from '../catalog.js';
 import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
+import { outputFormatOf, outputFormatRecordFields, outputFormatRequestFields, outputQualityRefusal, outputQualityRule } from '../output-format.js';
 import { aspectRatio3, defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
 
 const record = jobRecordSchema({
@@ -10,6 +11,7 @@ const record = jobRecordSchema({
   aspect_ratio: z.string(),
   count: z.number().int(),
   seed: controlRecordFields.seed,
+  ...outputFormatRecordFields,
 });
 
 export const imageKind = defineKind({
@@ -29,7 +31,12 @@ export const imageKind = defineKind({
       aspect_ratio: aspectRatio3,
       count: z.number().int('must be an integer').min(1).max(4),
       seed: controlRequestFields.seed,
+      ...outputFormatRequestFields,
       ...webhookRequestFields,
+    })
+    .superRefine((b, ctx) => {
+      const refused = outputQualityRefusal(b);
+      if (refused) ctx.addIssue({ code: 'custom', path: ['output_quality'], message: refused });
     })
     // For the document: per model, the controls none of its routes takes (a seed for gpt-image).
     .meta({
@@ -38,11 +45,19 @@ export const imageKind = defineKind({
         properties: { model: { const: model }, ...refusedControlRules('image', catalogControls(routeFor(model)!)) },
       })),
       ...webhookFieldRules,
+      dependentSchemas: outputQualityRule,
     }),
-  params: z.object({ prompt: z.string(), aspect_ratio: z.string(), count: z.number().int(), seed: z.number().int().optional() }),
-  toParams: (b) => ({ prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count, ...controlsOf(b) }),
+  params: z.object({
+    prompt: z.string(),
+    aspect_ratio: z.string(),
+    count: z.number().int(),
+    seed: z.number().int().optional(),
+    output_format: z.enum(['jpeg', 'webp']).optional(),
+    output_quality: z.number().int().optional(),
+  }),
+  toParams: (b) => ({ prompt: b.prompt, aspect_ratio: b.aspect_ratio, count: b.count, ...controlsOf(b), ...outputFormatOf(b) }),
   record,
   createResult: record,
-  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...controlsOf(p) }),
+  present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...controlsOf(p), ...outputFormatOf(p) }),
   request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count, ...(p.seed !== undefined ? { seed: p.seed } : {}) }),
 });

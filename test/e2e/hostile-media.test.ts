@@ -12,7 +12,7 @@ import { createTenant, type Tenant, type TestDatabase } from '../support/stack.j
 import { api, creditsOf, type InProcessGateway as Gateway } from '../support/services.js';
 import { insertUpload } from '../support/fixtures.js';
 import { spawnWorkerProcess, startFailoverStack, type FailoverStack, type WorkerProcess } from '../support/failover-stack.js';
-import { jobFinished, jobLedger } from '../support/job-helpers.js';
+import { jobFinished, jobLedger, uploadFile } from '../support/job-helpers.js';
 import { oversizedMp4 } from '../support/oversized-video.js';
 
 /** The provider:fal worker process and the tools it starts, together, never above this (resident set, MB). */
@@ -72,15 +72,7 @@ async function sampling<T>(pid: number, until: Promise<T>): Promise<{ result: T;
   }
 }
 
-async function uploadVideo(t: Tenant, bytes: Buffer): Promise<string> {
-  const form = new FormData();
-  form.append('project_id', t.projectId);
-  form.append('file', new Blob([new Uint8Array(bytes)], { type: 'video/mp4' }), 'motion.mp4');
-  const res = await fetch(`${gw.baseUrl}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: form });
-  const body = (await res.json()) as { data?: { id: string } };
-  assert.equal(res.status, 200, JSON.stringify(body));
-  return body.data!.id;
-}
+const uploadVideo = (t: Tenant, bytes: Buffer): Promise<string> => uploadFile(gw.baseUrl, t, bytes, 'video/mp4', 'motion.mp4');
 
 describe('a crafted motion video on the provider conform path', () => {
   for (const [side, declared] of [

@@ -9,9 +9,22 @@ import assert from 'node:assert/strict';
 import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, assertApiError, creditsOf, startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { falRequestsWith, startFailoverStack, type FailoverStack } from '../support/failover-stack.js';
-import { imageBody, jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
+import { imageBody, jobFinished, jobLedger, jobRow, uploadFile } from '../support/job-helpers.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
+import { renderImage } from '../../activities/providers/local/media.js';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
+/** The admin CLI as a process against the suite's database (no S3 or Temporal variables: nothing else is reached). */
+const admin = (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    execFile(process.execPath, [adminJs, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: tdb.url }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
 
 let stack: FailoverStack;
 let tdb: TestDatabase;
@@ -72,6 +85,9 @@ async function assertAnsweredFrom(t: Tenant, id: string, source: string): Promis
   assert.deepEqual(rec.charges, { charged: price, refunded: price - REUSE_PRICE, net: REUSE_PRICE });
 }
 
+/** Uploads a PNG through the gateway: its id. */
+const uploadImage = (t: Tenant, png: Buffer) => uploadFile(gw.baseUrl, t, png, 'image/png', 'frame.png');
+
 describe('reuse of identical requests', () => {
   test('50 identical concurrent creates over two gateways make one provider submit; a repeat after completion makes none', async () => {
     fal.flow = HELD;
@@ -127,6 +143,61 @@ describe('reuse of identical requests', () => {
     }
     assert.equal(submits(marker), 4, 'each of the three made its own submit');
     assert.equal((await record(other, otherWs)).reused_from, undefined);
+  });
+
+  test('the workspace setting (admin CLI, audited) makes creates that leave reuse out reuse; reuse: false still generates', async () => {
+    fal.flow = ['COMPLETED'];
+    const t = await createTenant(tdb.db, 1000);
+    const on = await admin('workspace', 'reuse-requests', '--workspace', t.workspaceId, '--json');
+    assert.equal(on.code, 0, on.stderr);
+    assert.deepEqual(JSON.parse(on.stdout), { workspace_id: t.workspaceId, reuse_requests: true });
+    const audit = await tdb.db.selectFrom('audit_events').select(['action', 'details']).where('workspace_id', '=', t.workspaceId).execute();
+    assert.deepEqual(
+      audit.map((a) => [a.action, a.details]),
+      [['workspace.reuse_changed', { reuse_requests: true, previous: false }]],
+    );
+    const marker = '[workspace-setting]';
+    const body = imageBody(t, `a lighthouse ${marker}`);
+    const first = await create(gw.baseUrl, t, body);
+    assert.equal((await jobFinished(tdb.db, first)).status, 'completed');
+    const second = await create(gw2.baseUrl, t, body);
+    await assertAnsweredFrom(t, second, first);
+    const optedOut = await jobFinished(tdb.db, await create(gw.baseUrl, t, { ...body, reuse: false }));
+    assert.equal(optedOut.reused_from, null);
+    assert.equal(submits(marker), 2);
+  });
+
+  test('inputs count by their content: the same file uploaded twice is reused, another file generates', async () => {
+    fal.flow = ['COMPLETED'];
+    const t = await createTenant(tdb.db, 10_000);
+    const marker = '[inputs-by-content]';
+    const [frameA, frameB] = await Promise.all(['a', 'b'].map((n) => renderImage({ prompt: `frame ${n}`, width: 320, height: 320 })));
+    const a1 = await uploadImage(t, frameA!);
+    const a2 = await uploadImage(t, frameA!);
+    const b = await uploadImage(t, frameB!);
+    const video = async (startFrame: string) => {
+      const r = await api(gw2.baseUrl, t.apiKey).post('/v1/videos/generate', {
+        project_id: t.projectId,
+        prompt: `a paper boat sails ${marker}`,
+        model: 'seedance-2.0',
+        start_frame_file_id: startFrame,
+        aspect_ratio: '9:16',
+        duration: 6,
+        resolution: '480p',
+        reuse: true,
+      });
+      assert.equal(r.status, 200, r.text);
+      return jobFinished(tdb.db, r.body.data.id as string);
+    };
+    const first = await video(a1);
+    assert.equal(first.status, 'completed', JSON.stringify(first.error));
+    const sameFile = await video(a2);
+    assert.equal(sameFile.status, 'completed', JSON.stringify(sameFile.error));
+    assert.equal(sameFile.reused_from, first.id, 'another upload of the same bytes is the same input');
+    const otherFile = await video(b);
+    assert.equal(otherFile.status, 'completed', JSON.stringify(otherFile.error));
+    assert.equal(otherFile.reused_from, null, 'another start frame is another request');
+    assert.equal(submits(marker), 2);
   });
 
   test("a follower's cancel is its own: the job it follows and the other follower go on", async () => {

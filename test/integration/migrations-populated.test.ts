@@ -152,6 +152,10 @@ async function seed(db: Database): Promise<void> {
     ('bulk_done', 'ws_a', 'key_a', 'cancel', '{"filter":{"status":"pending"}}'::jsonb, 'completed', 2, true)`);
   await run(sql`insert into bulk_action_jobs (bulk_action_id, job_id, status, reason) values
     ('bulk_done', 'job_gen', 'done', null), ('bulk_done', 'job_done', 'skipped', 'already completed')`);
+  // Reuse of identical requests (0145_request_reuse): a key held by a completed job, which a follower was answered from.
+  await run(sql`update jobs set reuse_key = 'k1' where id in ('job_done', 'job_gen')`);
+  await run(sql`update jobs set reused_from = 'job_done' where id = 'job_gen'`);
+  await run(sql`insert into reuse_sources (workspace_id, reuse_key, job_id) values ('ws_a', 'k1', 'job_done')`);
   await run(sql`insert into usage_daily (workspace_id, day, api_key_id, project_id, model, kind, spent, refunded, ledger_rows, created, n_completed, n_failed) values
     ('ws_a', '2026-11-30T00:00:00Z', 'key_a', 'prj_a', 'nano-banana-2', 'image', 160, 0, 2, 2, 1, 0),
     ('ws_a', '2026-11-30T00:00:00Z', 'key_a', 'prj_a', 'seedance-1.5', 'video', 40, 40, 2, 1, 0, 1)`);

@@ -53,3 +53,14 @@ export function jobFinished(db: Database, id: string, timeoutMs = 180_000) {
 
 /** A job's ledger entries as [reason, delta] pairs, oldest first. */
 export const jobLedger = async (db: Database, id: string) => (await ledgerForJob(db, id)).map((l) => [l.reason, Number(l.delta)]);
+
+/** Uploads a file through the gateway at `baseUrl` (POST /v1/upload, multipart): its upload id. */
+export async function uploadFile(baseUrl: string, t: Tenant, bytes: Buffer, type: string, name: string): Promise<string> {
+  const form = new FormData();
+  form.append('project_id', t.projectId);
+  form.append('file', new Blob([new Uint8Array(bytes)], { type }), name);
+  const res = await fetch(`${baseUrl}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}` }, body: form });
+  const body = (await res.json()) as { data?: { id: string } };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  return body.data!.id;
+}

@@ -578,6 +578,14 @@ class ImageCreate(TypedDict, closed=True):
     """
     the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
     """
+    output_format: NotRequired[Literal["png", "jpeg", "webp"]]
+    """
+    the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+    """
+    output_quality: NotRequired[int]
+    """
+    the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90
+    """
     webhook_url: NotRequired[str]
     """
     https URL (default port, a public host, no credentials) that receives this job's events, signed per Standard Webhooks with the workspace's secret; http is accepted only by test deployments, for loopback receivers
@@ -768,6 +776,14 @@ class ImageStepBody(TypedDict, closed=True):
     seed: NotRequired[int]
     """
     the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one
+    """
+    output_format: NotRequired[Literal["png", "jpeg", "webp"]]
+    """
+    the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+    """
+    output_quality: NotRequired[int]
+    """
+    the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90
     """
     deadline_seconds: NotRequired[int]
     """
@@ -1037,6 +1053,10 @@ class ModelInfo(TypedDict, closed=True):
     controls: list[Literal["seed", "negative_prompt", "audio"]]
     """
     the generation controls (seed, negative_prompt, audio) some route of the model takes here: a job asking for one runs only on the routes that take it (routes[].controls) and never fails over to another; a control not listed is refused with 400 invalid_request. The local renderer takes every control of the kind (its placeholders ignore them)
+    """
+    output_formats: list[Literal["png", "jpeg", "webp", "mp4"]]
+    """
+    the formats the outputs can be stored in, the first the default: an image model's every route takes output_format png, jpeg or webp (the image is re-encoded once stored); videos are MP4
     """
     aspect_ratios: list[str]
     default_aspect_ratio: str
@@ -2742,6 +2762,14 @@ class ImageJob(TypedDict, closed=True):
     """
     the seed the create asked for; absent when it asked none
     """
+    output_format: NotRequired[Literal["png", "jpeg", "webp"]]
+    """
+    the image format the create asked for; absent: png, the default
+    """
+    output_quality: NotRequired[int]
+    """
+    the compression quality the create asked for; absent when it asked none
+    """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
     created_at: int
@@ -2823,6 +2851,14 @@ class ImageListItem(TypedDict, closed=True):
     seed: NotRequired[int]
     """
     the seed the create asked for; absent when it asked none
+    """
+    output_format: NotRequired[Literal["png", "jpeg", "webp"]]
+    """
+    the image format the create asked for; absent: png, the default
+    """
+    output_quality: NotRequired[int]
+    """
+    the compression quality the create asked for; absent when it asked none
     """
     status: Literal["pending", "generating", "completed", "failed"]
     error: JobError | None
