@@ -56,6 +56,8 @@ function expected(route: ModelRoute) {
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
     // The local renderer takes every generation control of the kind.
     controls: [...kindControls[route.kind]],
+    // Images in any of the three formats (re-encoded once stored), the rest as MP4.
+    output_formats: route.kind === 'image' ? ['png', 'jpeg', 'webp'] : ['mp4'],
     price_credits: route.price.credits,
     price_per: route.price.per,
     price_low_priority_discount: route.lowPriorityDiscount ?? 0,

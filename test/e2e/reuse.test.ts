@@ -151,7 +151,12 @@ describe('reuse of identical requests', () => {
     const on = await admin('workspace', 'reuse-requests', '--workspace', t.workspaceId, '--json');
     assert.equal(on.code, 0, on.stderr);
     assert.deepEqual(JSON.parse(on.stdout), { workspace_id: t.workspaceId, reuse_requests: true });
-    const audit = await tdb.db.selectFrom('audit_events').select(['action', 'details']).where('workspace_id', '=', t.workspaceId).execute();
+    const audit = await tdb.db
+      .selectFrom('audit_events')
+      .select(['action', 'details'])
+      .where('workspace_id', '=', t.workspaceId)
+      .where('action', '=', 'workspace.reuse_changed')
+      .execute();
     assert.deepEqual(
       audit.map((a) => [a.action, a.details]),
       [['workspace.reuse_changed', { reuse_requests: true, previous: false }]],
