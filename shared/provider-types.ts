@@ -4,6 +4,7 @@
 import type { ProviderName } from './job-model.js';
 import type { JobKindName as JobKind } from './job-model.js';
 import type { ModelRoute } from './catalog.js';
+import type { ImageTarget } from './output-format.js';
 
 /** An input file already in our object store. */
 export interface InputFile {
@@ -37,6 +38,12 @@ export interface ProviderRequest {
   seed?: number;
   negativePrompt?: string;
   audio?: boolean;
+  /**
+   * An image job's asked output format (shared/output-format.ts), when not PNG: the output store
+   * re-encodes into it; no provider is sent it. The local renderer keeps it in its reference, so its
+   * checks need no database read.
+   */
+  imageTarget?: ImageTarget;
   script?: string;
   voice?: { id: string; ttsVoice: string; providerVoiceId: string | null; gender: string };
   voiceOptions?: VoiceSettings;

@@ -10,7 +10,7 @@ import type { ProviderName } from '../../shared/job-model.js';
 import type { ProviderCheck, ProviderStepOptions } from '../../workflows/activity-types.js';
 import { failingForMs, retryWaitMs } from '../../shared/provider-retry.js';
 import { outputFrame, routeFor } from '../../shared/catalog.js';
-import { imageTargetOf } from '../../shared/output-format.js';
+import { imageTargetOf, type ImageTarget } from '../../shared/output-format.js';
 import { typedParams } from '../../shared/job-params.js';
 import { stepAttempt, nonRetryable, currentRunId, holdJob, type JobActivityDeps } from './common.js';
 import { createOutputStore } from './outputs.js';
@@ -249,10 +249,10 @@ export function createProviderStepKit(deps: ProviderActivityDeps) {
     // Only a kind that takes a background reads its job for one (the local renderer's step has not read it yet).
     const withBackground = route && takesBackground(route) ? (job ?? (await jobsRepo.getJob(db, req.jobId))) : undefined;
     const background = withBackground && route ? await backgroundOf(db, storage, withBackground, route) : undefined;
-    // An image job's outputs are stored in the format it asked (the local renderer's step has not read its job yet).
-    const imageJob = route?.kind === 'image' ? (job ?? (await jobsRepo.getJob(db, req.jobId))) : undefined;
-    const typed = imageJob ? typedParams(imageJob) : undefined;
-    const image = typed?.kind === 'image' ? imageTargetOf(typed.params) : undefined;
+    // An image job's outputs are stored in the format it asked: its row's, or (the local renderer,
+    // whose checks read no row and so ride out a database outage) what its reference kept of its request.
+    const typed = job ? typedParams(job) : undefined;
+    const image = typed?.kind === 'image' ? imageTargetOf(typed.params) : route?.kind === 'image' ? (ref as { image?: ImageTarget }).image : undefined;
     return { ...result, stored: await store(provider, req.jobId, outputs ?? [], submittedNow, frame, background, image) };
   }
 

@@ -2,7 +2,14 @@
 import { z } from 'zod';
 import { catalogControls, imageModels, routeFor } from '../catalog.js';
 import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
-import { outputFormatOf, outputFormatRecordFields, outputFormatRequestFields, outputQualityRefusal, outputQualityRule } from '../output-format.js';
+import {
+  imageTargetOf,
+  outputFormatOf,
+  outputFormatRecordFields,
+  outputFormatRequestFields,
+  outputQualityRefusal,
+  outputQualityRule,
+} from '../output-format.js';
 import { aspectRatio3, defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
 
 const record = jobRecordSchema({
@@ -59,5 +66,11 @@ export const imageKind = defineKind({
   record,
   createResult: record,
   present: (p, job) => ({ prompt: p.prompt, model: job.model, aspect_ratio: p.aspect_ratio, count: p.count, ...controlsOf(p), ...outputFormatOf(p) }),
-  request: (p) => ({ prompt: p.prompt, aspectRatio: p.aspect_ratio, count: p.count, ...(p.seed !== undefined ? { seed: p.seed } : {}) }),
+  request: (p) => ({
+    prompt: p.prompt,
+    aspectRatio: p.aspect_ratio,
+    count: p.count,
+    ...(p.seed !== undefined ? { seed: p.seed } : {}),
+    ...(p.output_format !== undefined ? { imageTarget: imageTargetOf(p) } : {}),
+  }),
 });

@@ -120,6 +120,16 @@ describe('local adapter', () => {
     assert.deepEqual(await readdir(renderTmp), [], 'temp files removed');
   });
 
+  test("image: the request's asked format is kept in the reference (the output store's target, read without the job row)", async () => {
+    const asked = request('nano-banana-2', { prompt: 'a castle', aspectRatio: '1:1', count: 1, imageTarget: { format: 'webp', quality: 70 } });
+    const ref = (await adapter().submit(asked, ctx())) as LocalRef;
+    written.push(...ref.outputs.map((o) => o.key));
+    assert.deepEqual(ref.image, { format: 'webp', quality: 70 });
+    const plain = (await adapter().submit(request('nano-banana-2', { prompt: 'a castle', aspectRatio: '1:1', count: 1 }), ctx())) as LocalRef;
+    written.push(...plain.outputs.map((o) => o.key));
+    assert.equal(plain.image, undefined, 'a PNG job keeps nothing');
+  });
+
   test('video: start frame from the store, duration and resolution of the request', async () => {
     const start = await putInput('start_frame', 'start.png', await renderImage({ prompt: 'start frame', width: 400, height: 300 }), 'image/png');
     const ref = (await adapter().submit(

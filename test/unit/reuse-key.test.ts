@@ -2,7 +2,7 @@
 // ordered, different for any parameter or input content that differs; uploads count by content.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalJson, reuseKeyOf } from '../../jobs/reuse.js';
+import { canonicalJson, reuseKeyOf, sourceUsable } from '../../jobs/reuse.js';
 
 const video = (params: Record<string, unknown>) => ({ kind: 'video', model: 'veo-3.1', params: { prompt: 'a lighthouse', duration: 4, ...params } });
 const none = new Map<string, string>();
@@ -52,4 +52,23 @@ test('uploads count by their content: two uploads of one file are one input, one
     ]),
   );
   assert.notEqual(swappedRoles, a, 'the same files in other roles');
+});
+
+test('a source answers only while completed with its outputs kept: deleted, expired, failed or empty is a miss', () => {
+  const now = Date.parse('2026-12-03T12:00:00Z');
+  const day = 86_400_000;
+  const source = {
+    id: 'img_1',
+    status: 'completed' as const,
+    outputs: [{ key: 'jobs/img_1/output-1.png', content_type: 'image/png', size: 10 }],
+    outputs_removed_at: null,
+    finished_at: new Date(now - 2 * day),
+    updated_at: new Date(now - 2 * day),
+  };
+  assert.equal(sourceUsable(source, null, now), true, 'no retention: kept');
+  assert.equal(sourceUsable(source, 3, now), true, 'within its retention');
+  assert.equal(sourceUsable(source, 1, now), false, 'expired after 1 day');
+  assert.equal(sourceUsable({ ...source, outputs_removed_at: new Date(now - day) }, null, now), false, 'deleted');
+  assert.equal(sourceUsable({ ...source, status: 'failed' }, null, now), false, 'failed');
+  assert.equal(sourceUsable({ ...source, outputs: [] }, null, now), false, 'no outputs');
 });

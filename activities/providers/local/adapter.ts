@@ -13,6 +13,7 @@
 //   [latency:N]         this job's outputs are reported ready N ms (at most 600000) after its render,
 //                       instead of LOCAL_RENDER_LATENCY_MS (one slow job among fast ones).
 // Without `faults` the markers are ordinary text.
+import type { ImageTarget } from '../../../shared/output-format.js';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
@@ -51,6 +52,8 @@ export interface LocalRef extends ProviderRef {
   renderedAt: number;
   readyAt: number;
   failPoll?: true;
+  /** The image job's asked format (its request's): the output store's target, read without the job row. */
+  image?: ImageTarget;
 }
 
 const DEFAULT_VOICE = 'en-us';
@@ -242,6 +245,7 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
           renderedAt,
           readyAt: renderedAt + latencyMs,
           ...(failPoll ? { failPoll: true as const } : {}),
+          ...(req.imageTarget ? { image: req.imageTarget } : {}),
         };
       } finally {
         clearInterval(beat);
