@@ -6,6 +6,7 @@ import { Context } from '@temporalio/activity';
 import type { JobOutput } from '../../db/schema.js';
 import { getJob } from '../../db/repos/jobs.js';
 import { completeFromReuse, decideReuse, followersOf, usableSource } from '../../jobs/reuse.js';
+import { IllegalStatusMoveError } from '../../jobs/rules.js';
 import { jobOutputKey } from '../../shared/storage.js';
 import { typedParams } from '../../shared/job-params.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
@@ -50,8 +51,9 @@ export function createReuseActivities(deps: JobActivityDeps): ReuseActivities {
         );
         return { adopted: outputs.length };
       } catch (err) {
-        // Canceled while its copies were made: no media without payment.
-        await storage.removePrefix(`${storage.jobMediaPrefix(jobId)}/`).catch(() => undefined);
+        // Canceled while its copies were made: no media without payment. (Any other error is retried
+        // with the copies in place: a commit whose answer was lost must keep its outputs.)
+        if (err instanceof IllegalStatusMoveError) await storage.removePrefix(`${storage.jobMediaPrefix(jobId)}/`).catch(() => undefined);
         throw stepFailure(err);
       }
     },
