@@ -111,15 +111,6 @@ install_prod() {
 }
 
 # ---------------------------------------------------------------- Temporal server (Postgres)
-wait_for_process() { # wait_for_process "what" PIDFILE LOG command... — wait_for, but stop early if it exited
-  local what=$1 pidfile=$2 logfile=$3; shift 3
-  local deadline=$((SECONDS + WAIT_SECONDS))
-  until "$@" >/dev/null 2>&1; do
-    pid_alive "$pidfile" || { tail -n 5 "$logfile" | cut -c1-400 >&2; die "$what exited at start (see $logfile)"; }
-    ((SECONDS < deadline)) || die "$what did not become ready within ${WAIT_SECONDS}s (see $logfile)"
-    sleep 0.2
-  done
-}
 
 ports_below_32768() { # ports_below_32768 NAME... — prints NAME=PORT lines, every port distinct and free
   # Temporal stores membership ports in a Postgres smallint: the kernel's ephemeral range

@@ -67,11 +67,13 @@ wait_for() { # wait_for "what" command... — polls until the command succeeds, 
 
 pid_alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
-wait_for_process() { # wait_for_process "what" pidfile seconds command... — like wait_for, with its own bound; a process that exited fails at once
-  local what=$1 pidfile=$2 bound=$3; local deadline=$((SECONDS + bound)); shift 3
+wait_for_process() { # wait_for_process "what" PIDFILE LOG command... — wait_for, but a process that exited fails at once
+  # (one definition for every profile: a second one in a sourced file would silently replace it)
+  local what=$1 pidfile=$2 logfile=$3; shift 3
+  local deadline=$((SECONDS + WAIT_SECONDS))
   until "$@" >/dev/null 2>&1; do
-    pid_alive "$pidfile" || die "$what exited before it was ready (see logs in $STATE)"
-    if ((SECONDS >= deadline)); then die "$what did not become ready within ${bound}s (see logs in $STATE)"; fi
+    pid_alive "$pidfile" || { tail -n 5 "$logfile" | cut -c1-400 >&2; die "$what exited at start (see $logfile)"; }
+    ((SECONDS < deadline)) || die "$what did not become ready within ${WAIT_SECONDS}s (see $logfile)"
     sleep 0.2
   done
 }
@@ -486,7 +488,8 @@ up_trace_viewer() {
     echo "$port" >"$STATE/phoenix.port"
     # It imports a large Python stack and migrates its database first: about 20 s on an idle machine,
     # minutes on a loaded one (CI once took over 90 s), so it gets its own bound while it lives.
-    wait_for_process "the trace viewer (Phoenix)" "$STATE/phoenix.pid" $((WAIT_SECONDS > 300 ? WAIT_SECONDS : 300)) trace_viewer_ready "http://127.0.0.1:$port"
+    WAIT_SECONDS=$((WAIT_SECONDS > 300 ? WAIT_SECONDS : 300)) \
+      wait_for_process "the trace viewer (Phoenix)" "$STATE/phoenix.pid" "$STATE/phoenix.log" trace_viewer_ready "http://127.0.0.1:$port"
     log "trace viewer: started on port $port"
   fi
   echo "export OTEL_EXPORTER_OTLP_ENDPOINT='http://127.0.0.1:$port'"
