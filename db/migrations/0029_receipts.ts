@@ -11,6 +11,8 @@
 //   write skips a key already there, so a step retried after its commit adds nothing.
 import { sql, type Kysely } from 'kysely';
 
+// Over 80 lines: a migration is the record of one schema step, its DDL in the order it runs; applied
+// databases hold it, so it is never edited or split after it ships.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .alterTable('jobs')

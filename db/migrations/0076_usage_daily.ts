@@ -79,6 +79,8 @@ const ledgerRow = (rec: 'new' | 'old', sign: 1 | -1) => {
           where j.id = ${rec}.job_id and ${rec}.reason in ('charge', 'recharge', 'refund');`;
 };
 
+// Over 80 lines: a migration is the record of one schema step, its DDL in the order it runs; applied
+// databases hold it, so it is never edited or split after it ships.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`lock table jobs, credit_ledger in share mode`.execute(db);
   await table('usage_daily').execute(db);

@@ -21,6 +21,8 @@
 //   without endpoints: an empty index range), where before a job without webhook_url did nothing.
 import { sql, type Kysely } from 'kysely';
 
+// Over 80 lines: a migration is the record of one schema step, its DDL in the order it runs; applied
+// databases hold it, so it is never edited or split after it ships.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('webhook_endpoints')

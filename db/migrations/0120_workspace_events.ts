@@ -31,6 +31,8 @@ import { replaceBalanceLow } from './0110_webhook_endpoints.js';
 
 export const WORKSPACE_EVENTS_CHANNEL = 'workspace_events';
 
+// Over 80 lines: a migration is the record of one schema step, its DDL in the order it runs; applied
+// databases hold it, so it is never edited or split after it ships.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('workspace_event_counters')
