@@ -6,11 +6,8 @@ import { Endpoints } from './endpoint.js';
 
 import type { AppDeps } from './deps.js';
 import type { Operation } from './operations.js';
-import { errorCodes } from './errors.js';
-import { jobStatuses } from '../shared/job-model.js';
-import { uploadStatuses } from '../shared/uploads.js';
-import { batchStatuses } from '../shared/batches.js';
 import { converter, openApiPath, statesDeploymentBounds } from './openapi-schema.js';
+import { components, errorDescriptions, errorHeaders, rateLimitHeaders, resolveErrorResponse } from './openapi-components.js';
 import { NO_NUL_PATTERN } from './validate.js';
 import { healthEndpoints } from './routes/health.js';
 import { discoveryEndpoints } from './routes/discovery.js';
@@ -23,7 +20,6 @@ import { webhookDocument, webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';
 import { queueEndpoints } from './routes/queue.js';
-import { deprecationHeaders } from './model-lifecycle.js';
 import { retentionEndpoints } from './routes/retention.js';
 import { auditEndpoints } from './routes/audit.js';
 import { webhookDeliveryEndpoints } from './routes/webhook-deliveries.js';
@@ -32,7 +28,6 @@ import { usageEndpoints } from './routes/usage.js';
 import { budgetEndpoints } from './routes/budgets.js';
 import { balanceEndpoints } from './routes/balance.js';
 import { apiKeyEndpoints } from './routes/api-keys.js';
-import { paymentRequiredErrorSchema } from './routes/budget-errors.js';
 import { timelineEndpoints } from './routes/timeline.js';
 import { pipelineEndpoints } from './routes/pipelines/router.js';
 import { batchEndpoints } from './routes/batches/router.js';
@@ -85,105 +80,6 @@ export function allOperations(): Operation[] {
   ];
 }
 
-const errorDescriptions: Record<number, string> = {
-  400: 'Invalid request (`invalid_request`), unsupported model (`invalid_model`), or a bulk action whose filter matches more jobs than one action takes (`too_many_jobs`)',
-  401: 'API key missing, malformed, unknown, revoked or expired (`unauthorized`)',
-  402: 'Not enough credits (`insufficient_credits`; the message states the required and available amounts), or, on creates, the price would pass a budget of the key or the project (`budget_exceeded`, with `scope`, `scope_id`, `period`, `limit`, `remaining` and `resets_at`)',
-  403: "Project outside the key's workspace (`forbidden`), an owner-only operation with a key whose creator is not an owner of the workspace (`owner_key_required`), or a refusal by the key's own rules (`key_scope_denied`, with `rule`: the missing scope, or allowed_models, allowed_kinds, allowed_ips)",
-  404: 'Resource does not exist or is not visible to the key (`not_found`)',
-  405: 'Method not allowed on this path (`method_not_allowed`)',
-  408: 'The upload arrived slower than the minimum transfer rate (`request_timeout`); what it stored was removed',
-  409: 'Media not ready (`not_ready`, with `status`), generation failed (`generation_failed`, with `status`), the job or pipeline cannot change (`not_cancelable`; a pipeline resumed that is not failed: `not_resumable`), a request with the same Idempotency-Key is still running (`idempotency_in_progress`), a direct upload with nothing stored yet (`not_ready`, status `pending`) or one that can no longer be completed (`upload_refused`, status `failed`)',
-  410: "The job's outputs were deleted or expired (`gone`), or, on a create, the model was retired (`model_retired`: the message names its replacement)",
-  413: "Request body too large (`payload_too_large`), or the upload does not fit in the workspace's storage quota (`storage_quota_exceeded`, the message names the quota)",
-  415: 'Unsupported media type (`unsupported_media_type`)',
-  422: 'The Idempotency-Key was already used for a different request: another endpoint or body (`idempotency_key_reused`)',
-  429: 'Rate limit exceeded (`rate_limited`; also too many uploads of one key at once), a cap on open event streams reached (`too_many_streams`, the message names the cap), or, on creates, too many cancels after a submit (`cancel_churn_limited`); wait `retry_after_ms` milliseconds',
-  500: 'Unexpected failure (`internal_error`); the message carries a request id',
-  503: 'A dependency is unavailable (`service_unavailable`)',
-};
-
-const rateLimitHeaders = {
-  'RateLimit-Limit': { $ref: '#/components/headers/RateLimit-Limit' },
-  'RateLimit-Remaining': { $ref: '#/components/headers/RateLimit-Remaining' },
-  'RateLimit-Reset': { $ref: '#/components/headers/RateLimit-Reset' },
-};
-
-function components(): JsonObject {
-  const intHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
-  const responses: JsonObject = {};
-  for (const [status, description] of Object.entries(errorDescriptions)) {
-    const schemaName = status === '429' ? 'RateLimitError' : status === '409' ? 'ConflictError' : status === '402' ? 'PaymentRequiredError' : 'Error';
-    responses[`Error${status}`] = {
-      description,
-      ...(status === '429' ? { headers: errorHeaders(429) } : {}),
-      content: { 'application/json': { schema: { $ref: `#/components/schemas/${schemaName}` } } },
-    };
-  }
-  return {
-    securitySchemes: {
-      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'mg_live_<key id>_<secret>', description: 'Workspace API key' },
-    },
-    headers: {
-      'RateLimit-Limit': intHeader('Requests allowed per minute for this rate-limit class and key'),
-      'RateLimit-Remaining': intHeader('Requests left in the current window'),
-      'RateLimit-Reset': intHeader('Seconds until the current window resets'),
-      'Retry-After': intHeader('Seconds to wait before retrying'),
-      'Next-Cursor': { description: 'On a CSV page: the cursor of the next page (absent on the last page)', schema: { type: 'string' } },
-      ...deprecationHeaders,
-    },
-    schemas: {
-      Error: {
-        type: 'object',
-        required: ['error'],
-        properties: {
-          error: {
-            type: 'object',
-            required: ['code', 'message'],
-            properties: {
-              code: { type: 'string', enum: [...errorCodes], description: 'stable machine-readable code' },
-              message: { type: 'string', description: 'human-readable explanation' },
-            },
-            additionalProperties: false,
-          },
-        },
-      },
-      RateLimitError: {
-        allOf: [
-          { $ref: '#/components/schemas/Error' },
-          {
-            type: 'object',
-            required: ['retry_after_ms'],
-            properties: {
-              error: { type: 'object', properties: { code: { enum: ['rate_limited', 'too_many_streams', 'cancel_churn_limited'] } } },
-              retry_after_ms: { type: 'integer', minimum: 1, description: 'milliseconds to wait; a rate-limited request sent after that succeeds' },
-            },
-          },
-        ],
-      },
-      PaymentRequiredError: paymentRequiredErrorSchema,
-      ConflictError: {
-        allOf: [
-          { $ref: '#/components/schemas/Error' },
-          {
-            type: 'object',
-            properties: {
-              status: {
-                type: 'string',
-                enum: [...new Set([...jobStatuses, ...uploadStatuses, ...batchStatuses])],
-                description: "current status of the job (of the upload, with `upload_refused`; of the batch, with a manifest's `not_ready`)",
-              },
-            },
-            if: { properties: { error: { properties: { code: { enum: ['not_ready', 'generation_failed'] } } } } },
-            then: { required: ['status'] },
-          },
-        ],
-      },
-    },
-    responses,
-  };
-}
-
 /** The deployment's settings the document states: the bounds a request is checked against at run time. */
 interface DocumentSettings {
   serverUrl?: string;
@@ -193,6 +89,17 @@ interface DocumentSettings {
   pipelineMaxSteps?: number;
 }
 
+/** Converts a zod schema into the document, moving its named parts into components.schemas. */
+type Convert = ReturnType<typeof converter>;
+
+/** What converting one operation needs from the document being built. */
+interface DocumentContext {
+  operations: Operation[];
+  comps: JsonObject;
+  convert: Convert;
+}
+
+/** The OpenAPI 3.1 document of these operations with the deployment's bounds: served at /v1/openapi.json, and what the client's types come from. */
 export function buildOpenApiDocument(operations: Operation[], opts: DocumentSettings = {}): JsonObject {
   const comps = components();
   const convert = converter(comps.schemas as JsonObject);
@@ -202,115 +109,7 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
   for (const op of operations) {
     const { path, params } = openApiPath(op.path);
     op.tags.forEach((t) => tags.add(t));
-    const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: NO_NUL_PATTERN } }));
-    if (op.query) {
-      const q = convert(op.query, 'input');
-      const required = new Set((q.required as string[] | undefined) ?? []);
-      for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonObject>)) {
-        const { description, ...rest } = schema;
-        // An object parameter (metadata) is sent as name[key]=value; an array one (tag) repeats its name.
-        const style = rest.type === 'object' ? { style: 'deepObject', explode: true } : {};
-        parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), ...style, schema: rest });
-      }
-    }
-    if (op.headers) {
-      const h = convert(op.headers, 'input');
-      const required = new Set((h.required as string[] | undefined) ?? []);
-      for (const [name, schema] of Object.entries((h.properties ?? {}) as Record<string, JsonObject>)) {
-        const { description, ...rest } = schema;
-        parameters.push({ name, in: 'header', required: required.has(name), ...(description ? { description } : {}), schema: rest });
-      }
-    }
-
-    let requestBody: JsonObject | undefined;
-    if (op.body) {
-      requestBody = { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
-    } else if (op.multipart) {
-      const fields = convert(op.multipart, 'input');
-      const properties = {
-        ...((fields.properties ?? {}) as JsonObject),
-        file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' },
-      };
-      const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
-      requestBody = { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
-    }
-
-    const headers = op.rateClass ? rateLimitHeaders : undefined;
-    const okHeaders = op.responseHeaders?.length
-      ? { ...headers, ...Object.fromEntries(op.responseHeaders.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
-      : headers;
-    let okContent: JsonObject;
-    if (op.raw === 'text') {
-      okContent = { 'text/plain': { schema: { type: 'string' } } };
-    } else if (op.raw === 'event-stream') {
-      // The schema of a text/event-stream describes one event (as OpenAPI 3.2's itemSchema does),
-      // its data the JSON record, so clients and schemathesis validate each event as it comes.
-      okContent = {
-        'text/event-stream': {
-          schema: {
-            type: 'object',
-            description:
-              "One server-sent event. Each `status` event has an `id` (the job's change counter, for Last-Event-ID) and, as its data, " +
-              'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
-            required: ['event', 'data'],
-            properties: {
-              event: op.streamEvents ? { type: 'string', ...op.streamEvents } : { const: 'status' },
-              id: { type: 'string', pattern: '^[0-9]+$' },
-              data: { type: 'string', contentMediaType: 'application/json', contentSchema: op.response ? convert(op.response, 'output') : { type: 'object' } },
-            },
-          },
-        },
-      };
-    } else if (op.raw === 'json') {
-      okContent = { 'application/json': { schema: op.response ? convert(op.response, 'output') : { type: 'object' } } };
-    } else {
-      const properties: JsonObject = { data: op.response ? convert(op.response, 'output') : {} };
-      for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
-      okContent = { 'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } } };
-      if (op.csv) okContent['text/csv'] = { schema: { type: 'string', description: op.csv } };
-    }
-    const links = op.creates ? createdResourceLinks(op.creates, operations) : undefined;
-    const responses: JsonObject = {
-      '200': { description: 'OK', ...(okHeaders ? { headers: okHeaders } : {}), content: okContent, ...(links ? { links } : {}) },
-    };
-
-    const statuses = new Set(op.errors);
-    // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
-    if (op.rateClass) [401, 429, 503].forEach((s) => statuses.add(s));
-    if (op.scope) statuses.add(403); // key_scope_denied: the key lacks the scope, or is used from outside its allowed_ips
-    if (op.body) statuses.add(400);
-    statuses.add(500);
-    for (const status of [...statuses].sort((a, b) => a - b)) {
-      if (op.raw === 'json' && status !== 500 && op.response) {
-        // Raw JSON answers (readiness) keep their own body on a non-2xx status.
-        responses[String(status)] = { description: errorDescriptions[status] ?? 'Error', content: okContent };
-      } else if (errorDescriptions[status]) {
-        const ref: JsonObject = { $ref: `#/components/responses/Error${status}` };
-        // A $ref response cannot carry extra headers, so rate-limited routes spell theirs out.
-        // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
-        // An outage (503) is answered before the limiter can count: Retry-After only.
-        if (status === 503) responses[String(status)] = { ...resolveErrorResponse(comps, status), headers: errorHeaders(status) };
-        else
-          responses[String(status)] =
-            headers && status !== 401 ? { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } } : ref;
-      } else {
-        responses[String(status)] = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-      }
-    }
-
-    const operation: JsonObject = {
-      operationId: operationId(op),
-      summary: op.summary,
-      ...(op.description ? { description: op.description } : {}),
-      tags: op.tags,
-      security: op.scope ? [{ bearerAuth: [op.scope] }] : op.rateClass ? [{ bearerAuth: [] }] : [],
-      ...(parameters.length ? { parameters } : {}),
-      ...(requestBody ? { requestBody } : {}),
-      responses,
-    };
-    if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
-    if (op.scope) operation['x-scope'] = op.scope;
-    (paths[path] ??= {})[op.method] = operation;
+    (paths[path] ??= {})[op.method] = operationObject(op, params, { operations, comps, convert });
   }
   statesDeploymentBounds(paths, opts);
 
@@ -336,6 +135,142 @@ export function buildOpenApiDocument(operations: Operation[], opts: DocumentSett
 }
 
 /**
+ * One operation as OpenAPI states it. Its schemas are converted in a fixed order (query, headers,
+ * body, answer) because each conversion adds its named parts to components.schemas in turn.
+ */
+function operationObject(op: Operation, params: string[], ctx: DocumentContext): JsonObject {
+  const parameters = parametersOf(op, params, ctx.convert);
+  const requestBody = requestBodyOf(op, ctx.convert);
+  const responses = responsesOf(op, ctx);
+  const operation: JsonObject = {
+    operationId: operationId(op),
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: op.tags,
+    security: op.scope ? [{ bearerAuth: [op.scope] }] : op.rateClass ? [{ bearerAuth: [] }] : [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+  };
+  if (op.rateClass) operation['x-rate-limit-class'] = op.rateClass;
+  if (op.scope) operation['x-scope'] = op.scope;
+  return operation;
+}
+
+/** The path parameters (NUL-free strings), then the query's and the headers', each with its own description lifted out of the schema. */
+function parametersOf(op: Operation, params: string[], convert: Convert): JsonObject[] {
+  const parameters: JsonObject[] = params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string', pattern: NO_NUL_PATTERN } }));
+  if (op.query) {
+    const q = convert(op.query, 'input');
+    const required = new Set((q.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries((q.properties ?? {}) as Record<string, JsonObject>)) {
+      const { description, ...rest } = schema;
+      // An object parameter (metadata) is sent as name[key]=value; an array one (tag) repeats its name.
+      const style = rest.type === 'object' ? { style: 'deepObject', explode: true } : {};
+      parameters.push({ name, in: 'query', required: required.has(name), ...(description ? { description } : {}), ...style, schema: rest });
+    }
+  }
+  if (op.headers) {
+    const h = convert(op.headers, 'input');
+    const required = new Set((h.required as string[] | undefined) ?? []);
+    for (const [name, schema] of Object.entries((h.properties ?? {}) as Record<string, JsonObject>)) {
+      const { description, ...rest } = schema;
+      parameters.push({ name, in: 'header', required: required.has(name), ...(description ? { description } : {}), schema: rest });
+    }
+  }
+  return parameters;
+}
+
+/** A JSON body, or a multipart form whose `file` part is always required (an upload without bytes is refused). */
+function requestBodyOf(op: Operation, convert: Convert): JsonObject | undefined {
+  if (op.body) return { required: true, content: { 'application/json': { schema: convert(op.body, 'input') } } };
+  if (!op.multipart) return undefined;
+  const fields = convert(op.multipart, 'input');
+  const properties = {
+    ...((fields.properties ?? {}) as JsonObject),
+    file: { type: 'string', contentMediaType: 'application/octet-stream', minLength: 1, description: 'the file (not empty)' },
+  };
+  const required = [...new Set([...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'])];
+  return { required: true, content: { 'multipart/form-data': { schema: { ...fields, properties, required } } } };
+}
+
+/** The 200 answer (with its headers and the links into a created resource), then one answer per error status the operation can give. */
+function responsesOf(op: Operation, ctx: DocumentContext): JsonObject {
+  const headers = op.rateClass ? rateLimitHeaders : undefined;
+  const okHeaders = op.responseHeaders?.length
+    ? { ...headers, ...Object.fromEntries(op.responseHeaders.map((h) => [h, { $ref: `#/components/headers/${h}` }])) }
+    : headers;
+  const okContent = okContentOf(op, ctx.convert);
+  const links = op.creates ? createdResourceLinks(op.creates, ctx.operations) : undefined;
+  const responses: JsonObject = {
+    '200': { description: 'OK', ...(okHeaders ? { headers: okHeaders } : {}), content: okContent, ...(links ? { links } : {}) },
+  };
+  for (const status of errorStatuses(op)) responses[String(status)] = errorResponse(op, status, okContent, headers, ctx.comps);
+  return responses;
+}
+
+/** The 200 answer's content: plain text, an event stream, a raw JSON body, or the usual `{ data }` envelope (and its CSV form where offered). */
+function okContentOf(op: Operation, convert: Convert): JsonObject {
+  if (op.raw === 'text') return { 'text/plain': { schema: { type: 'string' } } };
+  if (op.raw === 'event-stream') return eventStreamContent(op, convert);
+  if (op.raw === 'json') return { 'application/json': { schema: op.response ? convert(op.response, 'output') : { type: 'object' } } };
+  const properties: JsonObject = { data: op.response ? convert(op.response, 'output') : {} };
+  for (const [name, schema] of Object.entries(op.responseExtra ?? {})) properties[name] = convert(schema, 'output');
+  const okContent: JsonObject = {
+    'application/json': { schema: { type: 'object', required: Object.keys(properties), properties, additionalProperties: false } },
+  };
+  if (op.csv) okContent['text/csv'] = { schema: { type: 'string', description: op.csv } };
+  return okContent;
+}
+
+/**
+ * The schema of a text/event-stream describes one event (as OpenAPI 3.2's itemSchema does), its
+ * data the JSON record, so clients and schemathesis validate each event as it comes.
+ */
+function eventStreamContent(op: Operation, convert: Convert): JsonObject {
+  return {
+    'text/event-stream': {
+      schema: {
+        type: 'object',
+        description:
+          "One server-sent event. Each `status` event has an `id` (the job's change counter, for Last-Event-ID) and, as its data, " +
+          'the job record GET answers; the stream ends after the completed or failed record. A `: ping` comment is sent every 15 s.',
+        required: ['event', 'data'],
+        properties: {
+          event: op.streamEvents ? { type: 'string', ...op.streamEvents } : { const: 'status' },
+          id: { type: 'string', pattern: '^[0-9]+$' },
+          data: { type: 'string', contentMediaType: 'application/json', contentSchema: op.response ? convert(op.response, 'output') : { type: 'object' } },
+        },
+      },
+    },
+  };
+}
+
+/** The error statuses an operation can answer with, in order: its own, and those every authenticated, scoped or bodied route shares. */
+function errorStatuses(op: Operation): number[] {
+  const statuses = new Set(op.errors);
+  // Authenticated routes need Postgres: while it (or Temporal / storage) is down they answer 503.
+  if (op.rateClass) [401, 429, 503].forEach((s) => statuses.add(s));
+  if (op.scope) statuses.add(403); // key_scope_denied: the key lacks the scope, or is used from outside its allowed_ips
+  if (op.body) statuses.add(400);
+  statuses.add(500);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** One error status's answer: usually a reference to the shared one, spelled out where it must carry headers. */
+function errorResponse(op: Operation, status: number, okContent: JsonObject, headers: JsonObject | undefined, comps: JsonObject): JsonObject {
+  // Raw JSON answers (readiness) keep their own body on a non-2xx status.
+  if (op.raw === 'json' && status !== 500 && op.response) return { description: errorDescriptions[status] ?? 'Error', content: okContent };
+  if (!errorDescriptions[status]) return { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  // A $ref response cannot carry extra headers, so rate-limited routes spell theirs out.
+  // Refusals before the limiter ran (401: no key to count against) carry no RateLimit headers.
+  // An outage (503) is answered before the limiter can count: Retry-After only.
+  if (status === 503) return { ...resolveErrorResponse(comps, status), headers: errorHeaders(status) };
+  if (headers && status !== 401) return { ...resolveErrorResponse(comps, status), headers: { ...headers, ...errorHeaders(status) } };
+  return { $ref: `#/components/responses/Error${status}` };
+}
+
+/**
  * OpenAPI links from a create operation's 200 answer to every operation on the created resource
  * (status, URL, cancel, complete): clients and stateful fuzzers follow `data.id` into them.
  */
@@ -354,10 +289,6 @@ function createdResourceLinks(resourcePath: string, operations: Operation[]): Js
   }
   return links;
 }
-
-const resolveErrorResponse = (comps: JsonObject, status: number): JsonObject => ({ ...((comps.responses as JsonObject)[`Error${status}`] as JsonObject) });
-
-const errorHeaders = (status: number): JsonObject => (status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {});
 
 function operationId(op: Operation): string {
   const words = op.path

@@ -2,8 +2,9 @@
 // reconcile a job whose workflow closed without settling it. One service per process, built where
 // the process is composed (api/app.ts, worker/workers.ts) and passed down: the gateway's routes,
 // the workflow's activities and the worker's reconciler call it. Its rules are jobs/rules.ts and
-// jobs/transitions.ts; the SQL lives in db/repos/, and the Temporal calls reach it through a port
-// (workflows/client.ts implements it), so this module imports no process code.
+// jobs/transitions.ts, its quote jobs/quote.ts; the SQL lives in db/repos/, and the Temporal calls
+// reach it through a port (workflows/client.ts implements it), so this module imports no process code.
+// It is built from small factories, one per caller's concern, that share the service's one fail.
 //
 // Money and media follow every move here: a failed job is refunded and its media removed, a
 // completed job is charged its price, a revived one is charged again, each exactly once; the
@@ -17,51 +18,41 @@ import * as jobsRepo from '../db/repos/jobs.js';
 import { BudgetsApplyError, type NewJobInput } from '../db/repos/jobs.js';
 import { budgetCheck, createWithinBudgets } from './budgets.js';
 import { createHash } from 'node:crypto';
-import { creditsOf } from '../db/repos/job-ledger.js';
 import { appendTimeline } from '../db/repos/job-timeline.js';
 import type { CancelUpstreamOutcome } from '../shared/timeline.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
-import { isFetchedInput, jobOutputs, jobPrefix } from '../shared/storage.js';
-import { priceAt, providerCostFor, requestRefusal } from '../shared/catalog.js';
-import { resolveJobRoute } from '../shared/routing.js';
-import type { StoredJobParams } from '../shared/job-params.js';
+import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
 import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
-import type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome } from './service-types.js';
+import type { JobServiceDeps, JobWorkflowPort, StartOutcome } from './service-types.js';
 import { claimJob, completeJob, failJob, refundConfirmedCancel, settleByStatus, type FailResult } from './moves.js';
-import { DEADLINE_EXCEEDED, IllegalStatusMoveError, JobRequestRefusedError } from './rules.js';
+import { DEADLINE_EXCEEDED, IllegalStatusMoveError } from './rules.js';
 import { inFlightStatuses } from './transitions.js';
 import { createJobFailover } from './failover.js';
 import { createSlotRelease } from './slot-release.js';
+import { createQuote, requireProject } from './quote.js';
 
 export type { JobServiceDeps, JobWorkflowPort, Quote, QuoteRequest, StartOutcome, WorkflowCancelOutcome } from './service-types.js';
 
-export function createJobService(deps: JobServiceDeps) {
-  const { db, storage } = deps;
-  const clock = deps.clock ?? (() => new Date());
-  const slotRelease = createSlotRelease(deps);
+/** The Temporal port, asked for at each call that needs it: a service built without one still settles jobs. */
+function workflowsOf(deps: Pick<JobServiceDeps, 'workflows'>): JobWorkflowPort {
+  if (!deps.workflows) throw new Error('this job service has no Temporal client');
+  return deps.workflows;
+}
 
-  function workflows(): JobWorkflowPort {
-    if (!deps.workflows) throw new Error('this job service has no Temporal client');
-    return deps.workflows;
+/**
+ * Removes the job's media but its fetched inputs: no generated media stays for a job that was
+ * refunded, and a run an operator's reset revives finds the inputs its replayed request names.
+ * The inputs go with the rest of the job's media (retention, DELETE).
+ */
+async function removeMedia(storage: Storage, jobId: string): Promise<void> {
+  for await (const o of storage.list(jobPrefix(jobId))) {
+    if (!isFetchedInput(o.key)) await storage.remove(o.key);
   }
+}
 
-  /** Throws ProjectNotInWorkspaceError unless the project is the workspace's: the 403 rule. */
-  async function requireProject(q: Queryable, workspaceId: string, projectId: string): Promise<void> {
-    if ((await jobsRepo.projectWorkspace(q, projectId)) !== workspaceId) throw new jobsRepo.ProjectNotInWorkspaceError(projectId);
-  }
-
-  /**
-   * Removes the job's media but its fetched inputs: no generated media stays for a job that was
-   * refunded, and a run an operator's reset revives finds the inputs its replayed request names.
-   * The inputs go with the rest of the job's media (retention, DELETE).
-   */
-  async function removeMedia(jobId: string): Promise<void> {
-    for await (const o of storage.list(jobPrefix(jobId))) {
-      if (!isFetchedInput(o.key)) await storage.remove(o.key);
-    }
-  }
-
+/** The service's one fail, bound to its database, storage and slot release: every move that fails a job goes through it. */
+function createFail(deps: Pick<JobServiceDeps, 'db' | 'storage'>, slotRelease: Pick<ReturnType<typeof createSlotRelease>, 'releaseRouteSlot'>) {
   /**
    * Fails the job (refunding it) for run `runId`, gives its route slot back and removes its media;
    * `alongside` writes more in the same transaction when the job moved. Idempotent: removing again
@@ -73,7 +64,7 @@ export function createJobService(deps: JobServiceDeps) {
     runId: string | null,
     alongside?: (tx: Queryable, moved: FailResult) => Promise<void>,
   ): Promise<FailResult> {
-    const result = await db.transaction().execute(async (tx) => {
+    const result = await deps.db.transaction().execute(async (tx) => {
       const r = await failJob(tx, jobId, { code: error.code, message: error.message.slice(0, 500) }, runId);
       if (r.moved && alongside) await alongside(tx, r);
       return r;
@@ -81,47 +72,20 @@ export function createJobService(deps: JobServiceDeps) {
     if (result.status === 'failed') {
       // Its request there ends with it (canceled next, or failed already); a slot missed here expires.
       await slotRelease.releaseRouteSlot(jobId);
-      await removeMedia(jobId);
+      await removeMedia(deps.storage, jobId);
     }
     return result;
   }
+  return fail;
+}
 
-  /** The route that serves the request here, its price and what a cancel keeps. Throws JobRequestRefusedError. */
-  function price(req: QuoteRequest): Quote {
-    if (!deps.config) throw new Error('this job service has no routing configuration');
-    const route = resolveJobRoute(deps.config, req.route, req.params);
-    if (!route) throw new JobRequestRefusedError('invalid_model', `model ${req.model} is not enabled here (its provider is not configured in this deployment)`);
-    const refusal = requestRefusal(req.route, req.params, route.provider);
-    if (refusal) throw new JobRequestRefusedError('invalid_request', refusal);
-    const params = { ...req.params, ...route } as StoredJobParams;
-    // The local renderer costs the operator nothing: a cancel refunds all of it.
-    return {
-      params,
-      price: priceAt(req.route, req.params, req.priority),
-      nonRefundable: params.provider === 'local' ? 0 : providerCostFor(req.route, req.params),
-    };
-  }
+/** The service's fail, as the factories of the moves that fail a job take it. */
+type Fail = ReturnType<typeof createFail>;
 
-  /**
-   * THE quote of a create, and of its dry run (`balance`: the project checked first, and the price
-   * against the workspace's balance; nothing is written). Throws JobRequestRefusedError, and
-   * ProjectNotInWorkspaceError for a dry run.
-   */
-  async function quote(q: Queryable, req: QuoteRequest): Promise<Quote>;
-  async function quote(q: Queryable, req: QuoteRequest, opts: { balance: true }): Promise<Quote & { available: number; sufficient: boolean }>;
-  async function quote(q: Queryable, req: QuoteRequest, opts: { balance?: boolean } = {}): Promise<Quote & { available?: number; sufficient?: boolean }> {
-    if (!opts.balance) return price(req);
-    await requireProject(q, req.workspaceId, req.projectId);
-    const quoted = price(req);
-    const available = (await creditsOf(q, req.workspaceId)) ?? 0;
-    return { ...quoted, available, sufficient: available >= quoted.price };
-  }
-
+/** The gateway's side of a new job: its create within the budgets at the service's clock, and its workflow's start. */
+function createJobCreation(deps: Pick<JobServiceDeps, 'db' | 'logger' | 'workflows'>, clock: () => Date) {
+  const { db } = deps;
   return {
-    requireProject,
-
-    quote,
-
     /**
      * The pending job and its charge, in one statement (so one transaction of its own, or of the
      * caller's `q`); under a budget, in the transaction of jobs/budgets.ts. Throws
@@ -152,13 +116,19 @@ export function createJobService(deps: JobServiceDeps) {
      */
     async start(job: Job, opts: { logFailure?: boolean } = {}): Promise<StartOutcome> {
       try {
-        return await workflows().start(job);
+        return await workflowsOf(deps).start(job);
       } catch (err) {
         if (opts.logFailure !== false) deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'workflow start failed; left for the reconciler');
         return 'failed';
       }
     },
+  };
+}
 
+/** A run's own moves, made by the workflow's activities: claim, complete, fail, and its provider request recorded. */
+function createRunMoves(deps: Pick<JobServiceDeps, 'db' | 'storage'>, fail: Fail) {
+  const { db } = deps;
+  return {
     /**
      * The move to generating for run `runId` (rules.ts claimOf): one UPDATE for a pending job,
      * the common case; else the transaction that decides (a retry, a reset, a revival).
@@ -191,7 +161,7 @@ export function createJobService(deps: JobServiceDeps) {
           (await db.transaction().execute((tx) => completeJob(tx, jobId, outputs, runId, moveExtra))).job
         );
       } catch (err) {
-        if (err instanceof IllegalStatusMoveError && err.from === 'failed') await removeMedia(jobId);
+        if (err instanceof IllegalStatusMoveError && err.from === 'failed') await removeMedia(deps.storage, jobId);
         throw err;
       }
     },
@@ -202,7 +172,13 @@ export function createJobService(deps: JobServiceDeps) {
     recordProviderRef(jobId: string, runId: string, ref: Record<string, unknown>, attempt: number): Promise<boolean> {
       return jobsRepo.recordProviderRef(db, jobId, runId, ref, { phase: 'generating', attempt });
     },
+  };
+}
 
+/** The ends of a job no run of its own settles: one never started before its deadline, and a customer's cancel. */
+function createJobCancels(deps: Pick<JobServiceDeps, 'db' | 'workflows'>, fail: Fail) {
+  const { db } = deps;
+  return {
     /**
      * A job whose deadline passed before any workflow ran for it (the reconciler's late start): failed
      * as never submitted (refunded in full) and marked, so it is never started. Acts only on a job
@@ -225,7 +201,7 @@ export function createJobService(deps: JobServiceDeps) {
      */
     async cancel(job: Job): Promise<{ job: Job; refunded: number }> {
       await jobsRepo.markCancelRequested(db, job.id, inFlightStatuses);
-      const outcome = await workflows().cancel(job.id);
+      const outcome = await workflowsOf(deps).cancel(job.id);
       let refunded = 0;
       if (outcome.state === 'not_found' || outcome.state === 'closed') {
         const message = outcome.state === 'not_found' ? 'the job was canceled' : 'the job was canceled; its workflow had already ended';
@@ -235,7 +211,7 @@ export function createJobService(deps: JobServiceDeps) {
         // A job with no workflow is never started later (the reconciler starts unmarked pending jobs only).
         if (outcome.state === 'not_found') await jobsRepo.markWorkflowStarted(db, job.id);
         if (result.moved && job.provider_ref)
-          await workflows()
+          await workflowsOf(deps)
             .cancelProviderRequest(result.job)
             .catch(() => undefined);
       }
@@ -250,9 +226,15 @@ export function createJobService(deps: JobServiceDeps) {
      */
     async handOffProviderCancel(jobId: string, handoff: ProviderCancelHandoff): Promise<void> {
       const job = await jobsRepo.getJob(db, jobId);
-      if (job) await workflows().cancelProviderRequest(job, handoff);
+      if (job) await workflowsOf(deps).cancelProviderRequest(job, handoff);
     },
+  };
+}
 
+/** The reconciler's moves for a job whose workflow closed while its row says in flight: settled as the workflow would have. */
+function createClosedRunReconciles(deps: Pick<JobServiceDeps, 'db' | 'storage' | 'logger' | 'workflows'>, fail: Fail) {
+  const { db, storage } = deps;
+  return {
     /**
      * A job whose workflow closed (`status`, as Temporal names it) while its row says in flight:
      * the workflow never ran its own settlement (terminated from the Web UI, which skips workflow
@@ -285,7 +267,7 @@ export function createJobService(deps: JobServiceDeps) {
       const providerCancel = result.moved && !!result.job.provider_ref;
       if (providerCancel) {
         try {
-          await workflows().cancelProviderRequest(result.job);
+          await workflowsOf(deps).cancelProviderRequest(result.job);
         } catch (err) {
           deps.logger?.warn({ jobId: job.id, err: (err as Error).message }, 'could not start the provider cancel of a closed job');
         }
@@ -322,10 +304,13 @@ export function createJobService(deps: JobServiceDeps) {
       });
       return { completed: done };
     },
+  };
+}
 
-    ...createJobFailover(deps, slotRelease),
-    ...slotRelease,
-
+/** What follows a cancel once the provider answers it, and the settlement of a job's credits by its status. */
+function createCancelSettlement(deps: Pick<JobServiceDeps, 'db'>) {
+  const { db } = deps;
+  return {
     /** The provider confirmed the cancel of a canceled job's request: what the cancel kept is refunded (once). */
     cancelConfirmed(jobId: string): Promise<number> {
       return db.transaction().execute((tx) => refundConfirmedCancel(tx, jobId));
@@ -359,6 +344,24 @@ export function createJobService(deps: JobServiceDeps) {
     settle(jobId: string): Promise<number> {
       return db.transaction().execute((tx) => settleByStatus(tx, jobId));
     },
+  };
+}
+
+/** The job service: its steps, built once per process around one clock, one slot release and one fail. */
+export function createJobService(deps: JobServiceDeps) {
+  const clock = deps.clock ?? (() => new Date());
+  const slotRelease = createSlotRelease(deps);
+  const fail = createFail(deps, slotRelease);
+  return {
+    requireProject,
+    quote: createQuote(deps),
+    ...createJobCreation(deps, clock),
+    ...createRunMoves(deps, fail),
+    ...createJobCancels(deps, fail),
+    ...createClosedRunReconciles(deps, fail),
+    ...createJobFailover(deps, slotRelease),
+    ...slotRelease,
+    ...createCancelSettlement(deps),
   };
 }
 

@@ -1,6 +1,7 @@
 // What the generation pipeline (pipeline.ts) and the provider-cancel workflow share: the progress
 // query, the named activity option presets and the failure message helper. Deterministic code only.
-import { defineQuery, defineSignal, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { defineQuery, defineSignal, workflowInfo, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import type { RunClaim } from '../shared/job-model.js';
 import { nonRetryableFailureTypes } from '../shared/failure-types.js';
 import { providerStepRetry } from '../shared/provider-retry.js';
 import {
@@ -110,8 +111,30 @@ const STORE_OUTPUTS_GRACE_MS = 20 * 60_000;
  * outputs may take. Its retries (a 5xx, a throttled status endpoint, a storage outage) go on until
  * then; past it the step fails and so does the job, refunded.
  */
-export function providerStepWithin(remainingMs: number): Pick<ActivityOptions, 'scheduleToCloseTimeout'> {
+function providerStepWithin(remainingMs: number): Pick<ActivityOptions, 'scheduleToCloseTimeout'> {
   return { scheduleToCloseTimeout: Math.max(remainingMs, 0) + STORE_OUTPUTS_GRACE_MS };
+}
+
+/**
+ * The model's deadline of one run, counted from the moment this run claimed the job, as its steps
+ * answer it: a run an operator's reset revived replays the clock of the run it replaces, which may
+ * have failed hours ago. While only another run's claims have been seen (the replayed part of a
+ * reset run), no deadline has started; steps that answer no claim at all leave it at the run's start.
+ * Provider steps retry for as long as that deadline leaves (`within`), not for a number of attempts:
+ * an outage of the provider's status endpoint is waited out. Workflow code only (its clock).
+ */
+export function runClock(deadlineSeconds: number) {
+  const startedAt = Date.now(); // workflow clock: deterministic
+  let claimedAt: number | undefined;
+  let replayedClaim = false;
+  const noteClaim = (claim: RunClaim | undefined) => {
+    if (!claim) return;
+    if (claim.runId === workflowInfo().runId) claimedAt = claim.at;
+    else replayedClaim = true;
+  };
+  const deadline = () => (claimedAt ?? (replayedClaim ? Date.now() : startedAt)) + deadlineSeconds * 1000;
+  const within = () => providerStepWithin(deadline() - Date.now());
+  return { startedAt, noteClaim, deadline, within };
 }
 
 export const FIRST_POLL_MS = 1_000;

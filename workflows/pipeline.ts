@@ -59,7 +59,7 @@ import {
 } from '@temporalio/workflow';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck, ProviderStepOptions } from './activity-types.js';
 import type { ProviderRef, ProviderRequest } from '../shared/provider-types.js';
-import type { JobOutput, RouteChoice, RunClaim } from '../shared/job-model.js';
+import type { JobOutput, RouteChoice } from '../shared/job-model.js';
 import { failureTypes } from '../shared/failure-types.js';
 import { searchAttributes, taskQueues, type GenerationInput, type GenerationProgress, type JobStatus } from './definitions.js';
 import {
@@ -73,9 +73,9 @@ import {
   MAX_POLL_MS,
   progressQuery,
   PROVIDER_WAIT_WINDOW_MS,
-  providerStepWithin,
   ROUTE_SLOT_GRANT_PATCH,
   routeSlotGrantedSignal,
+  runClock,
   submitActivity,
 } from './pipeline-common.js';
 import { customerDeadline } from './job-deadline.js';
@@ -105,26 +105,17 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     slotGrants++;
   });
   const setStatus = (status: JobStatus) => upsertSearchAttributes([{ key: searchAttributes.jobStatus, value: status }]);
+  const markCompleted = () => {
+    progress.phase = 'completed';
+    progress.percent = 100;
+    setStatus('completed');
+  };
   // Reuse (job-reuse.ts): set when the job was answered from an identical job's outputs, how many.
   let adopted: number | undefined;
   const reuse = jobReuse({ input, queues, db, progress });
 
-  // The model's deadline counts from the moment this run claimed the job, as its steps answer it:
-  // a run an operator's reset revived replays the clock of the run it replaces, which may have
-  // failed hours ago. While only another run's claims have been seen (the replayed part of a reset
-  // run), no deadline has started; steps that answer no claim at all leave it at the run's start.
-  const startedAt = Date.now(); // workflow clock: deterministic
-  let claimedAt: number | undefined;
-  let replayedClaim = false;
-  const noteClaim = (claim: RunClaim | undefined) => {
-    if (!claim) return;
-    if (claim.runId === workflowInfo().runId) claimedAt = claim.at;
-    else replayedClaim = true;
-  };
-  const deadline = () => (claimedAt ?? (replayedClaim ? Date.now() : startedAt)) + input.deadlineSeconds * 1000;
-  // Provider steps retry for as long as the model's deadline leaves (plus the time to store the
-  // outputs), not for a number of attempts: an outage of the provider's status endpoint is waited out.
-  const within = () => providerStepWithin(deadline() - Date.now());
+  // The model's deadline, counted from this run's claim of the job (pipeline-common.ts runClock).
+  const { startedAt, noteClaim, deadline, within } = runClock(input.deadlineSeconds);
 
   let ref: ProviderRef | undefined;
   // Set before the first submit: from then on a request may exist at the provider, whatever the step answered.
@@ -322,17 +313,13 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     // Finished before the deadline: its timer goes, nothing fails the job later.
     customer?.clear();
     if (adopted !== undefined) {
-      progress.phase = 'completed';
-      progress.percent = 100;
-      setStatus('completed');
+      markCompleted();
       return { outputs: adopted };
     }
     if (outputs.length === 0) throw ApplicationFailure.nonRetryable('the provider returned no output', failureTypes.generationFailed);
     await db.completeJob.executeWithOptions({ ...localDbStep, summary: 'Mark the job completed and settle its credits' }, [input.jobId, outputs, ref]);
     await reuse.wakeFollowers();
-    progress.phase = 'completed';
-    progress.percent = 100;
-    setStatus('completed');
+    markCompleted();
     return { outputs: outputs.length };
   } catch (err) {
     const expired = customer?.endedBy(err) ?? false;
@@ -365,9 +352,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     // The job completed after all (its completion committed before a lost workflow task, then a
     // cancel arrived): Temporal says what Postgres says, and the run completes.
     if (after.status === 'completed') {
-      progress.phase = 'completed';
-      progress.percent = 100;
-      setStatus('completed');
+      markCompleted();
       return { outputs: after.outputs };
     }
     progress.phase = canceled ? 'canceled' : 'failed';

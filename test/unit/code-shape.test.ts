@@ -79,7 +79,9 @@ function measureFunctions(path: string): MeasuredFunction[] {
         else ts.forEachChild(n, inner);
       };
       ts.forEachChild(fn.body!, inner);
-      const name = fn.name?.getText(source) ?? (ts.isVariableDeclaration(fn.parent) || ts.isPropertyAssignment(fn.parent) ? fn.parent.name.getText(source) : '(anonymous)');
+      const name =
+        fn.name?.getText(source) ??
+        (ts.isVariableDeclaration(fn.parent) || ts.isPropertyAssignment(fn.parent) ? fn.parent.name.getText(source) : '(anonymous)');
       measured.push({ where: `${relative(root, path)}:${line(fn.getStart(source)) + 1} ${name}`, own: span(fn) - nested, explained: explained(fn) });
     }
     ts.forEachChild(node, visit);

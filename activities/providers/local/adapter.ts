@@ -96,99 +96,128 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
   /** An output: a file in the job's work directory, or (an image) bytes in memory. */
   type Rendered = { contentType: string; ext: string } & ({ path: string } | { data: Buffer });
 
-  /** `workDir` makes the job's temporary directory on first use (images need none). */
+  /** What a kind's renderer gets: the request, its context, and its inputs of a role downloaded on demand. */
+  type RenderJob = {
+    req: ProviderRequest;
+    ctx: ProviderContext;
+    /** Makes the job's temporary directory on first use (images need none). */
+    workDir: () => Promise<string>;
+    inputsOf: (role: InputFile['role']) => Promise<string[]>;
+    common: { ffmpegPath?: string; media: typeof media; signal: AbortSignal };
+    aspect: string;
+  };
+
+  /** Renders the request's outputs with the renderer of its kind. */
   async function render(req: ProviderRequest, ctx: ProviderContext, workDir: () => Promise<string>): Promise<Rendered[]> {
     const inputsOf = async (role: InputFile['role']) => {
       const paths: string[] = [];
       for (const [i, input] of req.inputs.entries()) if (input.role === role) paths.push(await download(ctx, await workDir(), input, i));
       return paths;
     };
-    const common = { ffmpegPath: opts.ffmpegPath, media, signal: ctx.signal };
-    const aspect = req.aspectRatio ?? req.route.defaultAspectRatio;
+    const job: RenderJob = {
+      req,
+      ctx,
+      workDir,
+      inputsOf,
+      common: { ffmpegPath: opts.ffmpegPath, media, signal: ctx.signal },
+      aspect: req.aspectRatio ?? req.route.defaultAspectRatio,
+    };
     switch (req.kind) {
-      case 'image': {
-        const { width, height } = imageSize(aspect);
-        const asked = Math.max(1, Math.min(16, req.count ?? 1));
-        // [outputs:N]: a provider that answers with fewer images than asked (N of them).
-        const fewer = opts.faults ? /\[outputs:(\d+)\]/.exec(req.prompt ?? '') : null;
-        const count = fewer ? Math.min(asked, Number(fewer[1])) : asked;
-        const images: Rendered[] = [];
-        for (let n = 0; n < count; n++) {
-          // About 100 KB each: kept in memory and stored from there, no temporary file.
-          images.push({
-            data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }),
-            contentType: 'image/png',
-            ext: 'png',
-          });
-          ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
-        }
-        return images;
-      }
-      case 'video': {
-        const dir = await workDir();
-        const { width, height } = frameSize(aspect, req.resolution ?? req.route.defaultResolution ?? '720p');
-        const starts = await inputsOf('start_frame');
-        const startFrame = starts[0] ?? (await inputsOf('image'))[0];
-        const endFrame = (await inputsOf('end_frame'))[0];
-        const references = await inputsOf('reference');
-        const path = join(dir, 'output-0.mp4');
-        await renderVideo({
-          prompt: req.prompt ?? '',
-          width,
-          height,
-          durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
-          outPath: path,
-          references,
-          ...(startFrame ? { startFrame } : {}),
-          ...(endFrame ? { endFrame } : {}),
-          ...common,
-        });
-        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
-      }
-      case 'talking_actor': {
-        const dir = await workDir();
-        const { width, height } = frameSize(req.aspectRatio ?? '9:16', '720p');
-        let actorImage = (await inputsOf('actor_image'))[0] ?? (await inputsOf('image'))[0];
-        if (!actorImage) {
-          // No reference image given: a stand-in derived from the script keeps the job renderable.
-          actorImage = join(dir, 'actor.png');
-          await writeFile(actorImage, await renderImage({ prompt: req.script ?? '', width, height, ...common }));
-        }
-        const audioPath = join(dir, 'speech.wav');
-        await synthesizeSpeech({
-          text: req.script ?? '',
-          ttsVoice: req.voice?.ttsVoice ?? DEFAULT_VOICE,
-          speed: req.voiceOptions?.speed ?? 1,
-          outPath: audioPath,
-          espeakPath: opts.espeakPath,
-          signal: ctx.signal,
-        });
-        ctx.heartbeat({ phase: 'speech' });
-        const path = join(dir, 'output-0.mp4');
-        await renderTalkingActor({ actorImage, audioPath, width, height, outPath: path, ...common });
-        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
-      }
-      case 'replace_actor': {
-        const dir = await workDir();
-        const { width, height } = frameSize(aspect, '720p');
-        const characterImage = (await inputsOf('image'))[0] ?? (await inputsOf('actor_image'))[0];
-        const motionVideo = (await inputsOf('video'))[0];
-        if (!characterImage || !motionVideo) {
-          throw new ProviderError('local renderer: replace actor needs an image and a video input', { retryable: false });
-        }
-        const path = join(dir, 'output-0.mp4');
-        await renderReplaceActor({
-          characterImage,
-          motionVideo,
-          width,
-          height,
-          durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
-          outPath: path,
-          ...common,
-        });
-        return [{ path, contentType: 'video/mp4', ext: 'mp4' }];
-      }
+      case 'image':
+        return renderImages(job);
+      case 'video':
+        return [await renderVideoJob(job)];
+      case 'talking_actor':
+        return [await renderTalkingActorJob(job)];
+      case 'replace_actor':
+        return [await renderReplaceActorJob(job)];
     }
+  }
+
+  async function renderImages({ req, ctx, common, aspect }: RenderJob): Promise<Rendered[]> {
+    const { width, height } = imageSize(aspect);
+    const asked = Math.max(1, Math.min(16, req.count ?? 1));
+    // [outputs:N]: a provider that answers with fewer images than asked (N of them).
+    const fewer = opts.faults ? /\[outputs:(\d+)\]/.exec(req.prompt ?? '') : null;
+    const count = fewer ? Math.min(asked, Number(fewer[1])) : asked;
+    const images: Rendered[] = [];
+    for (let n = 0; n < count; n++) {
+      // About 100 KB each: kept in memory and stored from there, no temporary file.
+      images.push({
+        data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }),
+        contentType: 'image/png',
+        ext: 'png',
+      });
+      ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
+    }
+    return images;
+  }
+
+  async function renderVideoJob({ req, workDir, inputsOf, common, aspect }: RenderJob): Promise<Rendered> {
+    const dir = await workDir();
+    const { width, height } = frameSize(aspect, req.resolution ?? req.route.defaultResolution ?? '720p');
+    const starts = await inputsOf('start_frame');
+    const startFrame = starts[0] ?? (await inputsOf('image'))[0];
+    const endFrame = (await inputsOf('end_frame'))[0];
+    const references = await inputsOf('reference');
+    const path = join(dir, 'output-0.mp4');
+    await renderVideo({
+      prompt: req.prompt ?? '',
+      width,
+      height,
+      durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
+      outPath: path,
+      references,
+      ...(startFrame ? { startFrame } : {}),
+      ...(endFrame ? { endFrame } : {}),
+      ...common,
+    });
+    return { path, contentType: 'video/mp4', ext: 'mp4' };
+  }
+
+  async function renderTalkingActorJob({ req, ctx, workDir, inputsOf, common }: RenderJob): Promise<Rendered> {
+    const dir = await workDir();
+    const { width, height } = frameSize(req.aspectRatio ?? '9:16', '720p');
+    let actorImage = (await inputsOf('actor_image'))[0] ?? (await inputsOf('image'))[0];
+    if (!actorImage) {
+      // No reference image given: a stand-in derived from the script keeps the job renderable.
+      actorImage = join(dir, 'actor.png');
+      await writeFile(actorImage, await renderImage({ prompt: req.script ?? '', width, height, ...common }));
+    }
+    const audioPath = join(dir, 'speech.wav');
+    await synthesizeSpeech({
+      text: req.script ?? '',
+      ttsVoice: req.voice?.ttsVoice ?? DEFAULT_VOICE,
+      speed: req.voiceOptions?.speed ?? 1,
+      outPath: audioPath,
+      espeakPath: opts.espeakPath,
+      signal: ctx.signal,
+    });
+    ctx.heartbeat({ phase: 'speech' });
+    const path = join(dir, 'output-0.mp4');
+    await renderTalkingActor({ actorImage, audioPath, width, height, outPath: path, ...common });
+    return { path, contentType: 'video/mp4', ext: 'mp4' };
+  }
+
+  async function renderReplaceActorJob({ req, workDir, inputsOf, common, aspect }: RenderJob): Promise<Rendered> {
+    const dir = await workDir();
+    const { width, height } = frameSize(aspect, '720p');
+    const characterImage = (await inputsOf('image'))[0] ?? (await inputsOf('actor_image'))[0];
+    const motionVideo = (await inputsOf('video'))[0];
+    if (!characterImage || !motionVideo) {
+      throw new ProviderError('local renderer: replace actor needs an image and a video input', { retryable: false });
+    }
+    const path = join(dir, 'output-0.mp4');
+    await renderReplaceActor({
+      characterImage,
+      motionVideo,
+      width,
+      height,
+      durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
+      outPath: path,
+      ...common,
+    });
+    return { path, contentType: 'video/mp4', ext: 'mp4' };
   }
 
   return {
