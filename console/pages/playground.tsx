@@ -21,9 +21,24 @@ const optionLabels: Record<string, string> = {
   metadata: 'Metadata (optional, one key=value per line)',
 };
 /** Inputs the form draws itself; the model's other inputs are text (ids and URLs). */
-const drawn = new Set(['prompt', 'aspect_ratio', 'resolution', 'duration', 'count', 'seed', 'audio', ...Object.keys(optionLabels)]);
+const drawn = new Set([
+  'prompt',
+  'negative_prompt',
+  'aspect_ratio',
+  'resolution',
+  'duration',
+  'count',
+  'seed',
+  'audio',
+  'output_format',
+  'output_quality',
+  'reuse',
+  ...Object.keys(optionLabels),
+]);
 /** Inputs sent as numbers (the form gives strings). */
-const numeric = new Set(['count', 'duration', 'seed', 'deadline_seconds']);
+const numeric = new Set(['count', 'duration', 'seed', 'deadline_seconds', 'output_quality']);
+/** Inputs sent as true or false (a choice whose empty value leaves the API's default). */
+const booleans = new Set(['audio', 'reuse']);
 /** The webhook events a create may subscribe to (every kind's body takes the same). */
 const webhookEvents = ['generating', 'completed', 'failed'] as const satisfies NonNullable<ImageCreate['webhook_events']>;
 
@@ -120,6 +135,33 @@ function Choice({ name, label, values, value }: { name: string; label: string; v
   );
 }
 
+/** The stored format of an image's outputs (GET /v1/models output_formats, the first the default) and its quality, taken with jpeg or webp only. */
+function OutputFields({ model }: { model: ModelInfo }) {
+  const [format, setFormat] = useState('');
+  if (!model.inputs.includes('output_format') || model.output_formats.length < 2) return null;
+  return (
+    <>
+      <label>
+        Output format
+        <select name="output_format" value={format} onChange={(e) => setFormat((e.currentTarget as HTMLSelectElement).value)}>
+          <option value="">{model.output_formats[0]} (default)</option>
+          {model.output_formats.slice(1).map((f) => (
+            <option key={f} value={f}>
+              {f}
+            </option>
+          ))}
+        </select>
+      </label>
+      {model.inputs.includes('output_quality') && format !== '' && format !== 'png' && (
+        <label>
+          Quality (optional, 1–100)
+          <input name="output_quality" type="number" min={1} max={100} step={1} />
+        </label>
+      )}
+    </>
+  );
+}
+
 function ModelFields({ model }: { model: ModelInfo }) {
   const d = model.durations;
   const durations = d ? ('values' in d ? d.values : Array.from({ length: d.max - d.min + 1 }, (_, i) => d.min + i)) : null;
@@ -164,6 +206,23 @@ function ModelFields({ model }: { model: ModelInfo }) {
           </select>
         </label>
       )}
+      {model.inputs.includes('negative_prompt') && (
+        <label class="wide">
+          Negative prompt (optional)
+          <textarea name="negative_prompt" rows={2} />
+        </label>
+      )}
+      <OutputFields model={model} />
+      {model.inputs.includes('reuse') && (
+        <label>
+          Reuse an identical request
+          <select name="reuse">
+            <option value="">workspace setting</option>
+            <option value="true">yes</option>
+            <option value="false">no</option>
+          </select>
+        </label>
+      )}
       {model.inputs
         .filter((i) => uploadFieldOf(i))
         .map((i) => (
@@ -195,7 +254,7 @@ function bodyOf(form: HTMLFormElement, model: ModelInfo): Body {
         .map((t) => t.trim())
         .filter(Boolean);
     else if (k === 'metadata') body[k] = metadataOf(v);
-    else body[k] = numeric.has(k) ? Number(v) : k === 'audio' ? v === 'true' : uploadFieldOf(k) === 'many' ? v.split(',') : v;
+    else body[k] = numeric.has(k) ? Number(v) : booleans.has(k) ? v === 'true' : uploadFieldOf(k) === 'many' ? v.split(',') : v;
   }
   if (events.length > 0) body.webhook_events = events;
   return body;

@@ -6,7 +6,6 @@
 // cross-site POST is refused); a video started from the playground whose percent moves, canceled,
 // its refund in the receipt; the usage page's totals are GET /v1/usage's; a failed webhook delivery
 // redelivered from the webhooks page; and axe on every page, at desktop and phone width.
-// CONSOLE_SCREENSHOT=path.png also saves the playground with its output (the README's picture).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -213,8 +212,6 @@ describe('the console in headless Chromium', () => {
         await page.click('form.playground button[type=submit]');
         const img = await page.waitForSelector('img.output', { timeout: 120_000 });
         await page.waitForFunction(`(() => { const i = document.querySelector('img.output'); return !!i && i.complete && i.naturalWidth > 0 })()`);
-        // CONSOLE_SCREENSHOT=path.png saves the page as it is now (the README's picture).
-        if (process.env.CONSOLE_SCREENSHOT) await page.screenshot({ path: process.env.CONSOLE_SCREENSHOT as `${string}.png`, fullPage: true });
         const src = await inPage<string>(page, `document.querySelector('img.output').src`);
         const original = colourSummary(decodePng(Buffer.from(await (await fetch(src)).arrayBuffer())));
         const shot = colourSummary(decodePng(Buffer.from(await img!.screenshot({ type: 'png' }))));
@@ -243,6 +240,51 @@ describe('the console in headless Chromium', () => {
       }
     },
   );
+
+  test('the playground sends the output format and quality, the negative prompt and the reuse choice as the API takes them', { timeout: 180_000 }, async () => {
+    const tenant = await createTenant(tdb.db, 1000);
+    const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
+    const model = (await client.models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
+    assert.ok(model.controls.includes('negative_prompt') && model.output_formats.includes('webp'), 'the model takes them here');
+    const { context, page } = await freshPage();
+    try {
+      await signIn(page, tenant.apiKey);
+      await page.waitForSelector('#model');
+      await page.select('#model', IMAGE_MODEL);
+      await page.waitForSelector('textarea[name=prompt]');
+      await page.type('textarea[name=prompt]', 'a lighthouse at dawn');
+      await page.type('textarea[name=negative_prompt]', 'fog, people');
+      // Quality is drawn only beside a format that takes it (the API refuses it with png).
+      assert.equal(await page.$('input[name=output_quality]'), null, 'no quality field beside the default png');
+      await page.select('select[name=output_format]', 'webp');
+      await page.waitForSelector('input[name=output_quality]');
+      await page.type('input[name=output_quality]', '80');
+      await page.select('select[name=reuse]', 'false');
+      await page.keyboard.press('Tab');
+      // A quality sent as text, or reuse as a string, would be refused by the dry run and shown instead.
+      await waitForText(page, 'the dry run’s price', (t) => /Price: \d+ credits · available: \d+ credits/.test(t));
+      await page.click('form.playground button[type=submit]');
+      await page.waitForSelector('h2 a[href^="#/jobs/"]');
+      const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
+      const record = await client.images.get(jobId);
+      assert.equal(record.output_format, 'webp');
+      assert.equal(record.output_quality, 80);
+      const row = await tdb.db.selectFrom('jobs').select(['params', 'reuse_key']).where('id', '=', jobId).executeTakeFirstOrThrow();
+      assert.equal((row.params as { negative_prompt?: string }).negative_prompt, 'fog, people');
+      assert.equal(row.reuse_key, null, 'reuse: false kept the job out of reuse');
+      await waitFor('the job completed', async () => (await client.images.get(jobId)).status === 'completed', 120_000);
+      const stored = await fetch((await client.images.url(jobId)).url);
+      assert.equal(stored.headers.get('content-type'), 'image/webp', 'stored as the asked format');
+      assert.equal(
+        Buffer.from(await stored.arrayBuffer())
+          .subarray(8, 12)
+          .toString('latin1'),
+        'WEBP',
+      );
+    } finally {
+      await context.close();
+    }
+  });
 
   test('a prompt longer than the model allows shows the API’s message from the dry run, and nothing is charged', async () => {
     const tenant = await createTenant(tdb.db, 1000);
