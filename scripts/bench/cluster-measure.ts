@@ -1,4 +1,4 @@
-// What the cluster capacity benchmark (scripts/bench-capacity-cluster.ts) reads of the running cluster
+// What the cluster capacity benchmark (scripts/bench/capacity-cluster.ts) reads of the running cluster
 // profile: the CPU time of every process its state directory lists, grouped by what the process is,
 // and Postgres' own counters per database (pg_stat_statements when the profile's Patroni preloads it,
 // pg_stat_database and pg_stat_wal always), as snapshots to subtract.

@@ -1,5 +1,5 @@
 // What a workflow history holds and the Temporal Cloud actions it made (docs.temporal.io/cloud/actions):
-// shared by the capacity benchmarks (scripts/bench-capacity.ts, scripts/bench-capacity-cluster.ts).
+// shared by the capacity benchmarks (scripts/bench/capacity.ts, scripts/bench/capacity-cluster.ts).
 import type { temporal } from '@temporalio/proto';
 
 /** What a job's history holds, and the Temporal Cloud actions it made (docs.temporal.io/cloud/actions). */

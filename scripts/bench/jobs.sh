@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run bench:jobs [-- JOBS_AT_CONCURRENCY_10 JOBS_AT_CONCURRENCY_1]
 #
-# scripts/bench-jobs.ts once per profile, each a comparison within one run of our job pipeline and a
+# scripts/bench/jobs.ts once per profile, each a comparison within one run of our job pipeline and a
 # raw 6-no-op-activity workflow on the same server:
 #   dev   the Temporal dev server on its SQLite file (WAL, synchronous=normal), as `npm run dev` runs it
 #   prod  Temporal's own server on Postgres, as scripts/stack.sh up prod runs it
@@ -26,6 +26,6 @@ for profile in ${BENCH_PROFILES:-dev prod}; do
   (
     unset OTEL_EXPORTER_OTLP_ENDPOINT
     eval "$stack_env"
-    node dist/scripts/bench-jobs.js "$@"
+    node dist/scripts/bench/jobs.js "$@"
   )
 done

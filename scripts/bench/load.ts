@@ -1,4 +1,4 @@
-// Load generation of the request benchmarks (scripts/bench-status.ts): keep-alive HTTP requests,
+// Load generation of the request benchmarks (scripts/bench/status.ts): keep-alive HTTP requests,
 // closed loop (N connections, each sending its next request when the last answered) and open loop
 // (evenly spaced sends, latency counted from each request's scheduled time).
 import http from 'node:http';

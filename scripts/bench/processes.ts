@@ -1,4 +1,4 @@
-// Helpers of the capacity benchmark (scripts/bench-capacity.ts): built processes of ours run apart
+// Helpers of the capacity benchmark (scripts/bench/capacity.ts): built processes of ours run apart
 // from the load generator, their CPU time and memory read from /proc, and their Postgres counts
 // (scripts/bench/pg-count.ts) read back.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -4,7 +4,7 @@
 // start and end). It measures what the server and the SDK alone cost per workflow.
 import { proxyActivities } from '@temporalio/workflow';
 
-/** The one activity, registered by scripts/bench-jobs.ts: returns its argument. */
+/** The one activity, registered by scripts/bench/jobs.ts: returns its argument. */
 export interface RawActivities {
   noop(step: number): Promise<number>;
 }

@@ -1,10 +1,10 @@
-// bench-scale's databases (scripts/bench-scale.ts): a fresh database per side, the million-job
+// bench-scale's databases (scripts/bench/scale.ts): a fresh database per side, the million-job
 // history and the in-flight rows, all written by Postgres itself.
 import pg from 'pg';
 import { sql } from 'kysely';
-import { createDb, defaultDbTimeouts, type Database } from '../db/index.js';
-import { migrateToLatest } from '../db/migrate.js';
-import type { Tenant } from '../test/support/stack.js';
+import { createDb, defaultDbTimeouts, type Database } from '../../db/index.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import type { Tenant } from '../../test/support/stack.js';
 
 export const WORKSPACES = 1_000;
 export const HOLD_LATENCY_MS = 600_000; // the longest latency the local renderer takes

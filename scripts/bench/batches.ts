@@ -7,12 +7,12 @@
 // kind (submits, status polls, result reads), per item.
 //
 //   npm run bench:batches [-- 1000 50]     (items, BATCH_START_PER_SECOND)
-//   node dist/scripts/bench-batches.js 1000 50    (after npm run build:all, on the stack in the environment)
+//   node dist/scripts/bench/batches.js 1000 50    (after npm run build:all, on the stack in the environment)
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { createTestDatabase, createTenant, testConfig, waitFor } from '../test/support/stack.js';
-import { api, startGateway, startWorkers } from '../test/support/services.js';
-import { startLiveFal } from '../test/support/fake-providers/live-fal.js';
+import { createTestDatabase, createTenant, testConfig, waitFor } from '../../test/support/stack.js';
+import { api, startGateway, startWorkers } from '../../test/support/services.js';
+import { startLiveFal } from '../../test/support/fake-providers/live-fal.js';
 
 const items = Number(process.argv[2] ?? 1000);
 const rate = Number(process.argv[3] ?? 50);

@@ -1,9 +1,9 @@
-// bench-scale's event log reads (scripts/bench-scale.ts): the measured workspace's log ends, the
+// bench-scale's event log reads (scripts/bench/scale.ts): the measured workspace's log ends, the
 // GET /v1/events paths timed, and the plan of the page query the gateway sends for them.
 import { CompiledQuery, sql } from 'kysely';
-import { DEFAULT_PAGE_LIMIT } from '../api/validate.js';
-import { workspaceEventsQuery } from '../db/repos/workspace-events.js';
-import type { Side } from './bench-scale-measure.js';
+import { DEFAULT_PAGE_LIMIT } from '../../api/validate.js';
+import { workspaceEventsQuery } from '../../db/repos/workspace-events.js';
+import type { Side } from './scale-measure.js';
 
 /** One GET /v1/events page: after a number, optionally one exact type. */
 export interface EventPage {

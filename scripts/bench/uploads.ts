@@ -16,9 +16,9 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MB } from '../shared/media-type.js';
-import { createTestDatabase, createTenant, rawMinioClient, testConfig, type Tenant } from '../test/support/stack.js';
-import { spawnGateway } from '../test/integration/gateway-harness.js';
+import { MB } from '../../shared/media-type.js';
+import { createTestDatabase, createTenant, rawMinioClient, testConfig, type Tenant } from '../../test/support/stack.js';
+import { spawnGateway } from '../../test/integration/gateway-harness.js';
 
 const concurrency = Number(process.argv[2] ?? 10);
 const sizeBytes = Math.round(Number(process.argv[3] ?? 20) * MB) - 64 * 1024; // just under the 20 MB limit

@@ -15,11 +15,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor } from '../test/support/stack.js';
-import { api, startWorkers } from '../test/support/services.js';
-import { spawnGateway } from '../test/integration/gateway-harness.js';
-import { openEventStream, type SseStream } from '../test/support/sse.js';
-import { JOB_EVENTS_LISTENER_NAME } from '../api/job-events.js';
+import { createTenant, createTestDatabase, testConfig, waitFor } from '../../test/support/stack.js';
+import { api, startWorkers } from '../../test/support/services.js';
+import { spawnGateway } from '../../test/integration/gateway-harness.js';
+import { openEventStream, type SseStream } from '../../test/support/sse.js';
+import { JOB_EVENTS_LISTENER_NAME } from '../../api/job-events.js';
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.slice(2).find((a) => a.startsWith(`${name}=`));

@@ -8,15 +8,15 @@
 // commit), the longest write wait, how many writes failed on their lock timeout, and the longest
 // read. It asserts nothing; docs/operations/runbook.md quotes the figures.
 //
-//   npm run build:all && node dist/scripts/bench-usage-backfill.js [jobs=1000000]
+//   npm run build:all && node dist/scripts/bench/usage-backfill.js [jobs=1000000]
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
-import { createDb, defaultDbTimeouts } from '../db/index.js';
-import { migrations } from '../db/migrate.js';
-import { createProject } from '../db/repos/workspaces.js';
-import { createTenant, requireStackEnv } from '../test/support/stack.js';
-import { dbUrl, freshDatabase, loadHistory } from './bench-scale-data.js';
+import { createDb, defaultDbTimeouts } from '../../db/index.js';
+import { migrations } from '../../db/migrate.js';
+import { createProject } from '../../db/repos/workspaces.js';
+import { createTenant, requireStackEnv } from '../../test/support/stack.js';
+import { dbUrl, freshDatabase, loadHistory } from './scale-data.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.split('=') as [string, string]));
 const JOBS = Number(args.jobs ?? 1_000_000);

@@ -26,9 +26,9 @@
 //   npm run build:all && npm run bench:fairness [-- <A's jobs, 300> <B's jobs, 5> <rounds, 2>]
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
-import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../test/support/stack.js';
-import { startGateway, startWorkers } from '../test/support/services.js';
-import { createImages, jobTimeline, waitAllFinished, type JobTimeline } from '../test/support/fair-share.js';
+import { createTestDatabase, createTenant, testConfig, type TestDatabase } from '../../test/support/stack.js';
+import { startGateway, startWorkers } from '../../test/support/services.js';
+import { createImages, jobTimeline, waitAllFinished, type JobTimeline } from '../../test/support/fair-share.js';
 
 const aJobs = Number(process.argv[2] ?? 300);
 const bJobs = Number(process.argv[3] ?? 5);

@@ -25,34 +25,24 @@
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { Database } from '../db/index.js';
-import { createTenant, requireStackEnv, testConfig } from '../test/support/stack.js';
-import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../test/support/services.js';
-import { createProject } from '../db/repos/workspaces.js';
-import { insertJobWithCharge } from '../db/repos/jobs.js';
-import { newId } from '../shared/ids.js';
-import { jobToStart, startJobWorkflow } from '../workflows/client.js';
+import type { Database } from '../../db/index.js';
+import { createTenant, requireStackEnv, testConfig } from '../../test/support/stack.js';
+import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../../test/support/services.js';
+import { createProject } from '../../db/repos/workspaces.js';
+import { insertJobWithCharge } from '../../db/repos/jobs.js';
+import { newId } from '../../shared/ids.js';
+import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import { pino } from 'pino';
-import { reconcilerOf } from '../test/support/reconciler.js';
-import { inFlightStatuses } from '../jobs/index.js';
+import { reconcilerOf } from '../../test/support/reconciler.js';
+import { inFlightStatuses } from '../../jobs/index.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { explainJobListPage } from '../test/support/job-rows.js';
-import type { JobListFilters } from '../db/repos/job-lists.js';
-import {
-  admin,
-  dbUrl,
-  freshDatabase,
-  HOLD_LATENCY_MS,
-  loadFailedHistory,
-  loadHistory,
-  loadInFlightRows,
-  loadUsageMonth,
-  WORKSPACES,
-} from './bench-scale-data.js';
-import { jobStatuses } from '../shared/job-model.js';
-import { alternate, call, pct, printTable, report, rows, type Side } from './bench-scale-measure.js';
-import { eventsPath, explainEventsPage, logEnds, midLog, planFigures, type EventPage } from './bench-scale-events.js';
-import { foldUsageDeltas } from '../db/repos/usage.js';
+import { explainJobListPage } from '../../test/support/job-rows.js';
+import type { JobListFilters } from '../../db/repos/job-lists.js';
+import { admin, dbUrl, freshDatabase, HOLD_LATENCY_MS, loadFailedHistory, loadHistory, loadInFlightRows, loadUsageMonth, WORKSPACES } from './scale-data.js';
+import { jobStatuses } from '../../shared/job-model.js';
+import { alternate, call, pct, printTable, report, rows, type Side } from './scale-measure.js';
+import { eventsPath, explainEventsPage, logEnds, midLog, planFigures, type EventPage } from './scale-events.js';
+import { foldUsageDeltas } from '../../db/repos/usage.js';
 
 const arg = (name: string, fallback: number) =>
   Number(

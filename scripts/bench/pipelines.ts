@@ -9,11 +9,11 @@
 // p99, the ratios pipeline / chained, and the credits each side spent (the same prices).
 //
 //   npm run bench:pipelines [-- 20 6]     (chains at concurrency 4, chains at concurrency 1)
-//   node dist/scripts/bench-pipelines.js 20 6    (after npm run build:all, on the stack in the environment)
+//   node dist/scripts/bench/pipelines.js 20 6    (after npm run build:all, on the stack in the environment)
 import { performance } from 'node:perf_hooks';
 import { MediaGenClient, type Pipeline } from '@mediagen/client';
-import { createTestDatabase, createTenant, testConfig, type Tenant } from '../test/support/stack.js';
-import { creditsOf, startGateway, startWorkers } from '../test/support/services.js';
+import { createTestDatabase, createTenant, testConfig, type Tenant } from '../../test/support/stack.js';
+import { creditsOf, startGateway, startWorkers } from '../../test/support/services.js';
 
 const chainsAt4 = Number(process.argv[2] ?? 20);
 const chainsAt1 = Number(process.argv[3] ?? 6);

@@ -7,11 +7,11 @@
 // credits spent; then the calls and credits reuse saved.
 //
 //   npm run bench:reuse [-- 500 50 25]      (creates, distinct requests, concurrency)
-//   node dist/scripts/bench-reuse.js 500 50 25    (after npm run build:all, on the stack in the environment)
+//   node dist/scripts/bench/reuse.js 500 50 25    (after npm run build:all, on the stack in the environment)
 import { performance } from 'node:perf_hooks';
-import { createTestDatabase, createTenant, testConfig, waitFor } from '../test/support/stack.js';
-import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
-import { startLiveFal } from '../test/support/fake-providers/live-fal.js';
+import { createTestDatabase, createTenant, testConfig, waitFor } from '../../test/support/stack.js';
+import { api, creditsOf, startGateway, startWorkers } from '../../test/support/services.js';
+import { startLiveFal } from '../../test/support/fake-providers/live-fal.js';
 
 const creates = Number(process.argv[2] ?? 500);
 const distinct = Number(process.argv[3] ?? 50);

@@ -1,10 +1,10 @@
-// bench-scale's measuring (scripts/bench-scale.ts): timed calls, the two sides served in
+// bench-scale's measuring (scripts/bench/scale.ts): timed calls, the two sides served in
 // alternation, percentiles and the printed table.
 import http from 'node:http';
-import type { Database } from '../db/index.js';
-import type { Config } from '../shared/config.js';
-import type { Tenant } from '../test/support/stack.js';
-import type { InProcessGateway, Workers } from '../test/support/services.js';
+import type { Database } from '../../db/index.js';
+import type { Config } from '../../shared/config.js';
+import type { Tenant } from '../../test/support/stack.js';
+import type { InProcessGateway, Workers } from '../../test/support/services.js';
 
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 

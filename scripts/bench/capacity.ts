@@ -30,14 +30,14 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { Client } from '@temporalio/client';
-import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor } from '../test/support/stack.js';
-import { api } from '../test/support/services.js';
-import { connectClient } from '../shared/temporal-connection.js';
-import { codecDataConverter } from '../codec/payload-codec.js';
-import type { Database } from '../db/index.js';
-import { spawnGateway } from '../test/integration/gateway-harness.js';
-import { countHistory, type HistoryCounts } from './bench/history-counts.js';
-import { cpuMs, loadavg, machine, pgCountEnv, readPgCounts, rssMb, settle, spawnWorker, type BenchProcess, type PgCounts } from './bench/processes.js';
+import { createTenant, createTestDatabase, insertImageJob, testConfig, waitFor } from '../../test/support/stack.js';
+import { api } from '../../test/support/services.js';
+import { connectClient } from '../../shared/temporal-connection.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
+import type { Database } from '../../db/index.js';
+import { spawnGateway } from '../../test/integration/gateway-harness.js';
+import { countHistory, type HistoryCounts } from './history-counts.js';
+import { cpuMs, loadavg, machine, pgCountEnv, readPgCounts, rssMb, settle, spawnWorker, type BenchProcess, type PgCounts } from './processes.js';
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.slice(2).find((a) => a.startsWith(`${name}=`));

@@ -12,21 +12,21 @@
 // gateway, the workers and the activities alike).
 //
 //   npm run bench:jobs [-- 60 20]     (jobs at concurrency 10, jobs at concurrency 1; both profiles)
-//   node dist/scripts/bench-jobs.js 60 20          (after npm run build:all, on the stack in the environment)
+//   node dist/scripts/bench/jobs.js 60 20          (after npm run build:all, on the stack in the environment)
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
-import { connectNative } from '../shared/temporal-connection.js';
-import { createTestDatabase, createTenant, testConfig } from '../test/support/stack.js';
-import { api, creditsOf, startGateway, startWorkers } from '../test/support/services.js';
-import { startTracing } from '../shared/tracing.js';
-import type { RawActivities } from './bench/raw-workflow.js';
-import { codecDataConverter } from '../codec/payload-codec.js';
+import { connectNative } from '../../shared/temporal-connection.js';
+import { createTestDatabase, createTenant, testConfig } from '../../test/support/stack.js';
+import { api, creditsOf, startGateway, startWorkers } from '../../test/support/services.js';
+import { startTracing } from '../../shared/tracing.js';
+import type { RawActivities } from './raw-workflow.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 
 const jobsAt10 = Number(process.argv[2] ?? 60);
 const jobsAt1 = Number(process.argv[3] ?? 20);
-const rawWorkflowPath = fileURLToPath(new URL('./bench/raw-workflow.js', import.meta.url));
+const rawWorkflowPath = fileURLToPath(new URL('./raw-workflow.js', import.meta.url));
 const rawActivities: RawActivities = { noop: async (step) => step };
 
 interface Run {

@@ -19,13 +19,13 @@
 import { performance } from 'node:perf_hooks';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import type { temporal } from '@temporalio/proto';
-import { createTenant, createTestDatabase, testConfig, type Tenant } from '../test/support/stack.js';
-import { api, startGateway, startWorkers } from '../test/support/services.js';
-import { startLiveFal } from '../test/support/fake-providers/live-fal.js';
-import { startFakeElevenLabs } from '../test/support/fake-providers/elevenlabs.js';
-import { insertActor, insertUpload, insertVoice } from '../test/support/fixtures.js';
-import { jobFinished } from '../test/support/job-helpers.js';
-import { loadavg, machine } from './bench/processes.js';
+import { createTenant, createTestDatabase, testConfig, type Tenant } from '../../test/support/stack.js';
+import { api, startGateway, startWorkers } from '../../test/support/services.js';
+import { startLiveFal } from '../../test/support/fake-providers/live-fal.js';
+import { startFakeElevenLabs } from '../../test/support/fake-providers/elevenlabs.js';
+import { insertActor, insertUpload, insertVoice } from '../../test/support/fixtures.js';
+import { jobFinished } from '../../test/support/job-helpers.js';
+import { loadavg, machine } from './processes.js';
 
 function arg(name: string, fallback: number): number {
   const hit = process.argv.slice(2).find((a) => a.startsWith(`${name}=`));

@@ -15,10 +15,10 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
-import { foldUsageDeltas } from '../db/repos/usage.js';
-import { createTenant, createTestDatabase, insertImageJob } from '../test/support/stack.js';
-import { seedYearOfUsage } from '../test/support/usage-seed.js';
-import { spawnGateway } from '../test/integration/gateway-harness.js';
+import { foldUsageDeltas } from '../../db/repos/usage.js';
+import { createTenant, createTestDatabase, insertImageJob } from '../../test/support/stack.js';
+import { seedYearOfUsage } from '../../test/support/usage-seed.js';
+import { spawnGateway } from '../../test/integration/gateway-harness.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.split('=') as [string, string]));
 const SECONDS = Number(args.seconds ?? 15);

@@ -27,9 +27,9 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { createTestDatabase, createTenant, insertImageJob } from '../test/support/stack.js';
-import { agent, closedLoop, openLoop, type RoundResult, type Target } from './bench/load.js';
-import { cpuMs, loadavg, pgCountEnv, readPgCounts, settle, type PgCounts } from './bench/processes.js';
+import { createTestDatabase, createTenant, insertImageJob } from '../../test/support/stack.js';
+import { agent, closedLoop, openLoop, type RoundResult, type Target } from './load.js';
+import { cpuMs, loadavg, pgCountEnv, readPgCounts, settle, type PgCounts } from './processes.js';
 
 const IN_FLIGHT = 200;
 const CONNECTIONS = 20;
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   const load0 = loadavg();
   const tdb = await createTestDatabase();
   const self = fileURLToPath(import.meta.url);
-  const serverEntry = fileURLToPath(new URL('../api/server.js', import.meta.url));
+  const serverEntry = fileURLToPath(new URL('../../api/server.js', import.meta.url));
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'bench-status-'));
   let gateway: ChildProcess | undefined;
   let bare: ChildProcess | undefined;

@@ -10,13 +10,13 @@ import { readFile } from 'node:fs/promises';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { createTenant, createTestDatabase } from '../test/support/stack.js';
-import { spawnGateway } from '../test/integration/gateway-harness.js';
-import { chromiumPath, headlessChromiumArgs } from './headless-chromium.js';
+import { createTenant, createTestDatabase } from '../../test/support/stack.js';
+import { spawnGateway } from '../../test/integration/gateway-harness.js';
+import { chromiumPath, headlessChromiumArgs } from '../headless-chromium.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.split('=') as [string, string]));
 const RUNS = Number(args.runs ?? 10);
-const dir = fileURLToPath(new URL('../console/', import.meta.url));
+const dir = fileURLToPath(new URL('../../console/', import.meta.url));
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

@@ -9,8 +9,8 @@
 //
 //   npm run bench:cluster-status [-- seconds-per-phase=30]
 import { performance } from 'node:perf_hooks';
-import { createTenant, insertImageJob } from '../test/support/stack.js';
-import { openClusterSuite } from '../test/support/cluster-stack.js';
+import { createTenant, insertImageJob } from '../../test/support/stack.js';
+import { openClusterSuite } from '../../test/support/cluster-stack.js';
 
 const CONNECTIONS = 10;
 const IN_FLIGHT = 50;

@@ -21,14 +21,14 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import { createDb } from '../db/index.js';
-import { connectClient } from '../shared/temporal-connection.js';
-import { openClusterSuite } from '../test/support/cluster-stack.js';
-import { chaosOverrides } from '../test/support/cluster-chaos.js';
-import { startLiveFal } from '../test/support/fake-providers/live-fal.js';
-import { api } from '../test/support/services.js';
-import { createTenant } from '../test/support/stack.js';
-import { atMultiple, fig, replicasFor, saturations, type Resource } from './bench/capacity-model.js';
+import { createDb } from '../../db/index.js';
+import { connectClient } from '../../shared/temporal-connection.js';
+import { openClusterSuite } from '../../test/support/cluster-stack.js';
+import { chaosOverrides } from '../../test/support/cluster-chaos.js';
+import { startLiveFal } from '../../test/support/fake-providers/live-fal.js';
+import { api } from '../../test/support/services.js';
+import { createTenant } from '../../test/support/stack.js';
+import { atMultiple, fig, replicasFor, saturations, type Resource } from './capacity-model.js';
 import {
   backendCpu,
   backendCpuDiff,
@@ -39,9 +39,9 @@ import {
   pgSnapshot,
   type DbCounts,
   type PgSnapshot,
-} from './bench/cluster-measure.js';
-import { countHistory, type HistoryCounts } from './bench/history-counts.js';
-import { loadavg, machine } from './bench/processes.js';
+} from './cluster-measure.js';
+import { countHistory, type HistoryCounts } from './history-counts.js';
+import { loadavg, machine } from './processes.js';
 
 const arg = (name: string, dflt: number) => Number(process.argv.find((a) => a.startsWith(`${name}=`))?.split('=')[1] ?? dflt);
 const JOBS = arg('jobs', 20);
@@ -50,7 +50,7 @@ const POLL_MS = 2000;
 const LANES = 8;
 // pg_stat_database is flushed by a backend when it goes idle, at the latest 10 s later.
 const STATS_FLUSH_MS = 11_000;
-const processesFile = fileURLToPath(new URL('../../scripts/cluster/processes', import.meta.url));
+const processesFile = fileURLToPath(new URL('../../../scripts/cluster/processes', import.meta.url));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Kind {
