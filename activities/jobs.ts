@@ -1,4 +1,4 @@
-// Activities of the generation pipeline, shared by the four job kinds. Two groups, so fleets can run
+// Activities of the generation workflow, shared by the four job kinds. Two groups, so fleets can run
 // apart: `io` activities (Postgres, input fetching; the Postgres ones run as LOCAL activities of
 // the workflow worker) and `provider` activities (provider calls and output streaming: they need
 // storage and provider keys, and the database for the job's provider reference and progress). Every

@@ -1,6 +1,6 @@
 // Upload activities: fetch a remote URL safely (shared/fetch-remote.ts), decide its type from
 // the bytes (shared/media-type.ts), stream it into object storage under its size cap, and
-// record it. Also the job-input fetch used by the generation pipeline for `*_url` inputs.
+// record it. Also the job-input fetch used by the generation workflow for `*_url` inputs.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { pipeline, Transform } from 'node:stream';

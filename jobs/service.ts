@@ -219,7 +219,7 @@ function createJobCancels(deps: Pick<JobServiceDeps, 'db' | 'workflows'>, fail: 
     },
 
     /**
-     * Starts the workflow that cancels a request the job's own run hands off (workflows/pipeline.ts),
+     * Starts the workflow that cancels a request the job's own run hands off (workflows/job-generation.ts),
      * through the client, so it runs on the deployment's current build: a child of the run would be
      * pinned to the run's build, whose workers may be gone by the time it runs. One already running
      * under that id is that request's cancel.

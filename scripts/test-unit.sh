@@ -12,7 +12,7 @@ ensure_npm_deps
 require_node_runtime
 incremental_build
 command -v temporal >/dev/null || echo "[test:unit] the temporal CLI is not installed (scripts/stack.sh install): the mocked workflow tests will fail" >&2
-mapfile -t files < <({ find dist/test/unit -name '*.test.js'; echo dist/test/workflows/pipeline-branches.test.js; } | sort)
+mapfile -t files < <({ find dist/test/unit -name '*.test.js'; echo dist/test/workflows/job-generation-branches.test.js; } | sort)
 if ((${#patterns[@]})); then
   mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -E "$(IFS='|'; echo "${patterns[*]}")" || true)
   ((${#files[@]})) || { echo "no unit test file matches: ${patterns[*]}" >&2; exit 1; }

@@ -1,4 +1,4 @@
-// The retry schedule of the provider steps (workflows/pipeline-common.ts submitActivity and
+// The retry schedule of the provider steps (workflows/job-steps.ts submitActivity and
 // checkActivity), as data both sides read: the workflow sets it as the steps' retry policy, and a
 // provider step measures from it how long its provider has been unreachable (activities/jobs.ts
 // givesUp), whatever time the step spent queued behind a busy fleet before it ran.

@@ -276,7 +276,7 @@ function createWorkflowsWorker(kit: RoleKit): Promise<Worker> {
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
     maxConcurrentWorkflowTaskExecutions: Math.min(config.WORKFLOW_TASK_CONCURRENCY, 100),
     maxCachedWorkflows: 1000,
-    // The pipeline's Postgres steps run here as local activities (workflows/pipeline.ts);
+    // The pipeline's Postgres steps run here as local activities (workflows/job-generation.ts);
     // this worker takes no activity tasks from the server.
     activities: kit.activities.io,
     enableNonLocalActivities: false,

@@ -3,7 +3,7 @@
 // readable summary; query its progress; cancel it.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-// Queried by name, not through pipeline.ts's definition: that would load @temporalio/workflow into
+// Queried by name, not through job-generation.ts's definition: that would load @temporalio/workflow into
 // the gateway.
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
 import { kindOf } from '../shared/kinds/index.js';
@@ -101,7 +101,7 @@ const DEFAULT_START_WAIT_MS = 60 * 60_000;
  * job and cancels its provider request. The model's deadline counts from the run's first step
  * (its claim of the job), which may come up to `startWaitMs` after the run started (a backlog on
  * the workflows queue); `graceMs` covers what may run past the deadline. A run that starts later
- * than `startWaitMs` fails its job unsubmitted (workflows/pipeline.ts), so a job that submitted
+ * than `startWaitMs` fails its job unsubmitted (workflows/job-generation.ts), so a job that submitted
  * always has its deadline and its outputs' storing within its run.
  */
 export function jobRunTimeoutMs(deadlineSeconds: number, graceMs = DEFAULT_RUN_TIMEOUT_GRACE_MS, startWaitMs = DEFAULT_START_WAIT_MS): number {

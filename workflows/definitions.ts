@@ -18,7 +18,7 @@ export const webhookDeliveryWorkflowType = 'webhookDelivery';
 /** The workflow that cancels a closed job's provider request (workflows/provider-cancel.ts). */
 export const providerCancelWorkflowType = 'cancelProviderRequest';
 
-/** How long a provider cancel is retried (its step's ScheduleToClose timeout, workflows/pipeline-common.ts cancelActivity). */
+/** How long a provider cancel is retried (its step's ScheduleToClose timeout, workflows/job-steps.ts cancelActivity). */
 export const PROVIDER_CANCEL_WITHIN_MS = 5 * 60_000;
 
 /**
@@ -113,7 +113,7 @@ export interface GenerationInput {
   reuse?: true;
 }
 
-/** Name of every job workflow's `progress` query (pipeline.ts defines it; clients query it by name). */
+/** Name of every job workflow's `progress` query (job-generation.ts defines it; clients query it by name). */
 export const progressQueryName = 'progress';
 /** Name of the signal that wakes a job waiting for a route slot: a release granted it one (activities/jobs/slots.ts). */
 export const routeSlotGrantedSignalName = 'routeSlotGranted';

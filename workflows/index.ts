@@ -1,7 +1,7 @@
 // Every workflow the workers run; the bundler starts here.
 export { imageGeneration, videoGeneration, replaceActorGeneration, talkingActorGeneration } from './kinds.js';
 export { uploadFromUrl } from './upload-from-url.js';
-export { progressQuery } from './pipeline.js';
+export { progressQuery } from './job-generation.js';
 export { webhookDelivery } from './webhook-delivery.js';
 export { cancelProviderRequest } from './provider-cancel.js';
 export { pipelineRun } from './pipeline-run.js';

@@ -1,4 +1,4 @@
-// The provider cancels of one job's run (pipeline.ts): the request of a route the job gave up, and
+// The provider cancels of one job's run (job-generation.ts): the request of a route the job gave up, and
 // whatever request the row records once the customer's deadline passed, each handed to a
 // provider-cancel workflow of its own; and a cancel run in place, bounded, that never fails the job.
 // Deterministic code only.
@@ -7,7 +7,7 @@ import type { JobIoActivities, JobProviderActivities } from './activity-types.js
 import type { ProviderCancelHandoff, ProviderRef } from '../shared/provider-types.js';
 import type { ProviderName } from '../shared/job-model.js';
 import { PROVIDER_CANCEL_RUN_TIMEOUT_MS, providerCancelWorkflowType, type GenerationInput, type ProviderCancelInput, type taskQueues } from './definitions.js';
-import { cancelActivity, failureMessage, localDbStep } from './pipeline-common.js';
+import { cancelActivity, failureMessage, localDbStep } from './job-steps.js';
 
 /** The patch under which a run hands its provider cancels to a workflow started on the current build, not to a child. */
 const CANCEL_ON_CURRENT_BUILD = 'provider-cancel-on-current-build';

@@ -1,4 +1,4 @@
-// Reuse of identical requests in one job's run (pipeline.ts; docs/api/reuse.md): before its claim,
+// Reuse of identical requests in one job's run (job-generation.ts; docs/api/reuse.md): before its claim,
 // the run asks which job holds its request's key. It runs as usual when it takes the key; it waits
 // while an identical job is in flight (woken by that job's signal, or deciding again every
 // REUSE_RECHECK_MS) for at most the model's deadline; and it completes from that job's copied
@@ -7,7 +7,7 @@
 import { condition, proxyActivities, setHandler, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { JobIoActivities } from './activity-types.js';
 import type { GenerationInput, GenerationProgress, taskQueues } from './definitions.js';
-import { localDbStep, REUSE_RECHECK_MS, reuseCopyActivity, reuseSourceEndedSignal } from './pipeline-common.js';
+import { localDbStep, REUSE_RECHECK_MS, reuseCopyActivity, reuseSourceEndedSignal } from './job-steps.js';
 
 export function jobReuse(ctx: {
   input: GenerationInput;

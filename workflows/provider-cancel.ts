@@ -9,7 +9,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { JobProviderActivities } from './activity-types.js';
 import { taskQueues, type ProviderCancelInput } from './definitions.js';
-import { cancelActivity } from './pipeline-common.js';
+import { cancelActivity } from './job-steps.js';
 import { setVersioningBehavior } from './versioning.js';
 
 export async function cancelProviderRequest(input: ProviderCancelInput): Promise<void> {

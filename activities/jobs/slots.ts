@@ -1,6 +1,6 @@
 // The provider steps' side of the route slot pools (ROUTE_SLOTS; shared/route-slots.ts and
 // db/repos/route-slots.ts): a submit takes a slot of its route first. When it must wait, it is
-// registered as a waiter and answers so (its workflow waits for a grant, workflows/pipeline.ts), or,
+// registered as a waiter and answers so (its workflow waits for a grant, workflows/job-generation.ts), or,
 // for a run recorded before grants, fails with a retryable RouteSlotBusy. A check renews the slot
 // while the request runs and gives it back once the request ended at the provider; a slot given back
 // while jobs wait is granted at once to the next in fair order, whose workflow is signaled.

