@@ -84,7 +84,7 @@ cluster_ports() { # chosen once and kept with the data (Temporal's membership an
       s=${name//-/_}; s=${s^^}
       names+=("T_${s}_GRPC" "T_${s}_MEMBERSHIP" "T_${s}_HTTP" "T_${s}_METRICS")
     done
-    ports_below_32768 "${names[@]}" >"$f.tmp" || die "could not choose the cluster's ports"
+    listen_ports "${names[@]}" >"$f.tmp" || die "could not choose the cluster's ports"
     mv "$f.tmp" "$f"
   fi
   # shellcheck disable=SC1090

@@ -112,34 +112,6 @@ install_prod() {
 
 # ---------------------------------------------------------------- Temporal server (Postgres)
 
-ports_below_32768() { # ports_below_32768 NAME... — prints NAME=PORT lines, every port distinct and free
-  # Temporal stores membership ports in a Postgres smallint: the kernel's ephemeral range
-  # (free_port) is above it, so the ports come from 20000–32767 instead. They are picked together,
-  # each held bound until the last is chosen, so no two parts of a profile get the same one (picked
-  # one at a time, 40 picks collided one run in twenty), and none that another profile under this
-  # home keeps for its own parts (their port files).
-  python3 - "$HOME_DIR" "$@" <<'PY'
-import glob, random, re, socket, sys
-home, names = sys.argv[1], sys.argv[2:]
-kept = set()
-for f in glob.glob(f"{home}/*/*ports.env"):
-    kept.update(int(v) for v in re.findall(r"=(\d+)", open(f).read()))
-held, out = [], []
-try:
-    for name in names:
-        for _ in range(500):
-            p = random.randrange(20000, 32768)
-            if p in kept: continue
-            s = socket.socket()
-            try: s.bind(("127.0.0.1", p))
-            except OSError: s.close(); continue
-            held.append(s); kept.add(p); out.append(f"{name}={p}"); break
-        else: sys.exit(f"no free port below 32768 for {name}")
-finally:
-    for s in held: s.close()
-print("\n".join(out))
-PY
-}
 
 prod_ports() { # the profile's Temporal ports: chosen once, kept with its data (cluster metadata names them)
   local f=$STATE/temporal-ports.env name
@@ -147,7 +119,7 @@ prod_ports() { # the profile's Temporal ports: chosen once, kept with its data (
     local names=()
     for name in FRONTEND FRONTEND_MEMBERSHIP FRONTEND_HTTP MATCHING MATCHING_MEMBERSHIP HISTORY HISTORY_MEMBERSHIP \
       WORKER WORKER_MEMBERSHIP METRICS UI; do names+=("TEMPORAL_${name}_PORT"); done
-    ports_below_32768 "${names[@]}" >"$f.tmp" || die "could not choose the profile's ports"
+    listen_ports "${names[@]}" >"$f.tmp" || die "could not choose the profile's ports"
     mv "$f.tmp" "$f"
   fi
   # shellcheck disable=SC1090

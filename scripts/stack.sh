@@ -48,8 +48,42 @@ WAIT_SECONDS=${STACK_WAIT_SECONDS:-90}
 log() { printf '[stack] %s\n' "$*" >&2; }
 die() { printf '[stack] error: %s\n' "$*" >&2; exit 1; }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+# Ports our servers listen on come from 20000–32767, below the kernel's ephemeral range (32768–60999
+# by default), where outgoing connections take their source ports: a port chosen there could be taken
+# by some connection in the seconds before its server binds it (a cluster gateway once failed with
+# EADDRINUSE so). Temporal also stores its membership ports in a Postgres smallint. Several ports are
+# picked together, each held bound until the last is chosen, so no two parts of a profile get the same
+# one (picked one at a time, 40 picks collided one run in twenty), and none that another profile under
+# this home keeps for its own parts (its port files) is reused.
+listen_ports() { # listen_ports NAME... — prints NAME=PORT lines, every port distinct and free
+  python3 - "$HOME_DIR" "$@" <<'PY'
+import glob, random, re, socket, sys
+home, names = sys.argv[1], sys.argv[2:]
+kept = set()
+for f in glob.glob(f"{home}/*/*ports.env") + glob.glob(f"{home}/*/*.port"):
+    try: kept.update(int(v) for v in re.findall(r"(?:^|=)(\d+)", open(f).read(), re.M))
+    except OSError: pass
+held, out = [], []
+try:
+    for name in names:
+        for _ in range(500):
+            p = random.randrange(20000, 32768)
+            if p in kept: continue
+            s = socket.socket()
+            try: s.bind(("127.0.0.1", p))
+            except OSError: s.close(); continue
+            held.append(s); kept.add(p); out.append(f"{name}={p}"); break
+        else: sys.exit(f"no free port below 32768 for {name}")
+finally:
+    for s in held: s.close()
+print("\n".join(out))
+PY
+}
+
+free_port() { # one listening port (listen_ports)
+  local line
+  line=$(listen_ports PORT) || die "could not choose a port"
+  echo "${line#PORT=}"
 }
 
 port_free() { # as a server binds it (SO_REUSEADDR: connections of a crashed one in TIME_WAIT do not count)
