@@ -241,11 +241,13 @@ describe('the console in headless Chromium', () => {
     },
   );
 
-  test('the playground sends the output format and quality, the negative prompt and the reuse choice as the API takes them', { timeout: 180_000 }, async () => {
+  test('the playground sends the output format and quality and the reuse choice as the API takes them', { timeout: 180_000 }, async () => {
     const tenant = await createTenant(tdb.db, 1000);
     const client = new MediaGenClient({ apiKey: tenant.apiKey, baseUrl: gw.baseUrl });
     const model = (await client.models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
-    assert.ok(model.controls.includes('negative_prompt') && model.output_formats.includes('webp'), 'the model takes them here');
+    assert.deepEqual(model.output_formats, ['png', 'jpeg', 'webp'], 'the model takes them here');
+    // An image takes no negative prompt (GET /v1/models controls): the form draws none.
+    assert.ok(!model.controls.includes('negative_prompt'));
     const { context, page } = await freshPage();
     try {
       await signIn(page, tenant.apiKey);
@@ -253,7 +255,7 @@ describe('the console in headless Chromium', () => {
       await page.select('#model', IMAGE_MODEL);
       await page.waitForSelector('textarea[name=prompt]');
       await page.type('textarea[name=prompt]', 'a lighthouse at dawn');
-      await page.type('textarea[name=negative_prompt]', 'fog, people');
+      assert.equal(await page.$('textarea[name=negative_prompt]'), null, 'no negative prompt field for an image');
       // Quality is drawn only beside a format that takes it (the API refuses it with png).
       assert.equal(await page.$('input[name=output_quality]'), null, 'no quality field beside the default png');
       await page.select('select[name=output_format]', 'webp');
@@ -269,8 +271,7 @@ describe('the console in headless Chromium', () => {
       const record = await client.images.get(jobId);
       assert.equal(record.output_format, 'webp');
       assert.equal(record.output_quality, 80);
-      const row = await tdb.db.selectFrom('jobs').select(['params', 'reuse_key']).where('id', '=', jobId).executeTakeFirstOrThrow();
-      assert.equal((row.params as { negative_prompt?: string }).negative_prompt, 'fog, people');
+      const row = await tdb.db.selectFrom('jobs').select('reuse_key').where('id', '=', jobId).executeTakeFirstOrThrow();
       assert.equal(row.reuse_key, null, 'reuse: false kept the job out of reuse');
       await waitFor('the job completed', async () => (await client.images.get(jobId)).status === 'completed', 120_000);
       const stored = await fetch((await client.images.url(jobId)).url);
@@ -331,6 +332,9 @@ describe('the console in headless Chromium', () => {
       const zone = '[data-upload=start_frame_file_id]';
       await page.waitForSelector(zone);
       await page.type('textarea[name=prompt]', 'the fox walks off into the snow');
+      // A video model takes a negative prompt here (GET /v1/models controls): drawn as its own field.
+      assert.ok((await client.models.list()).data.find((m) => m.name === VIDEO_MODEL)!.controls.includes('negative_prompt'));
+      await page.type('textarea[name=negative_prompt]', 'people, text');
       /** Drops a PNG of `side`×`side` noise on the start frame's field, as a browser drop does (a DataTransfer of one File). */
       const drop = (name: string, side: number) =>
         inPage(
@@ -360,6 +364,7 @@ describe('the console in headless Chromium', () => {
       const jobId = await page.$eval('h2 a[href^="#/jobs/"]', (a) => a.textContent!);
       const row = await tdb.db.selectFrom('jobs').select('params').where('id', '=', jobId).executeTakeFirstOrThrow();
       assert.equal((row.params as { start_frame_file_id?: string }).start_frame_file_id, large, 'the job takes the dropped frame');
+      assert.equal((row.params as { negative_prompt?: string }).negative_prompt, 'people, text', 'and the negative prompt');
     } finally {
       await context.close();
     }
