@@ -85,13 +85,16 @@ async function main() {
       60,
     );
     await page.click('form.playground button[type=submit]');
-    // Ready to play: the first frame is on screen.
+    // A frame on screen: the video seeked into its first second and painted.
     await page.waitForSelector('video.output', { timeout: 300_000 });
-    await until(
-      'the video playable',
-      async () => (await page.evaluate<[], () => number>('document.querySelector("video.output").readyState' as never)) >= 2,
-      120,
-    );
+    await page.evaluate(`new Promise((resolve, reject) => {
+      const v = document.querySelector('video.output');
+      v.preload = 'auto';
+      v.addEventListener('seeked', () => requestAnimationFrame(() => requestAnimationFrame(resolve)), { once: true });
+      v.addEventListener('error', () => reject(new Error('the video did not load: ' + (v.error && v.error.message))), { once: true });
+      const seek = () => { v.currentTime = 1; };
+      if (v.readyState >= 1) seek(); else v.addEventListener('loadedmetadata', seek, { once: true });
+    })`);
     await page.screenshot({ path: out as `${string}.png`, fullPage: true });
     console.log(`saved ${out}`);
   } finally {
