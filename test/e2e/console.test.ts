@@ -89,6 +89,14 @@ async function signIn(page: Page, key: string): Promise<void> {
   await page.waitForSelector('nav[aria-label=Console]');
 }
 
+/** Signs in and opens the playground on `model`, its form drawn (the prompt field there). */
+async function openPlayground(page: Page, key: string, model: string): Promise<void> {
+  await signIn(page, key);
+  await page.waitForSelector('#model');
+  await page.select('#model', model);
+  await page.waitForSelector('textarea[name=prompt]');
+}
+
 /** A `side`×`side` PNG of random RGB noise, stored uncompressed: about 3·side² bytes. */
 function noisePng(side: number): Buffer {
   const row = 1 + side * 3;
@@ -192,10 +200,7 @@ describe('the console in headless Chromium', () => {
     async () => {
       const { context, page } = await freshPage();
       try {
-        await signIn(page, demo.apiKey);
-        await page.waitForSelector('#model');
-        await page.select('#model', IMAGE_MODEL);
-        await page.waitForSelector('textarea[name=prompt]');
+        await openPlayground(page, demo.apiKey, IMAGE_MODEL);
         await page.type('textarea[name=prompt]', 'a red fox in snow at dusk');
         // The model takes a seed (GET /v1/models controls): the form draws a number field for it.
         await page.type('input[name=seed]', '12345');
@@ -250,10 +255,7 @@ describe('the console in headless Chromium', () => {
     assert.ok(!model.controls.includes('negative_prompt'));
     const { context, page } = await freshPage();
     try {
-      await signIn(page, tenant.apiKey);
-      await page.waitForSelector('#model');
-      await page.select('#model', IMAGE_MODEL);
-      await page.waitForSelector('textarea[name=prompt]');
+      await openPlayground(page, tenant.apiKey, IMAGE_MODEL);
       await page.type('textarea[name=prompt]', 'a lighthouse at dawn');
       assert.equal(await page.$('textarea[name=negative_prompt]'), null, 'no negative prompt field for an image');
       // Quality is drawn only beside a format that takes it (the API refuses it with png).
@@ -293,10 +295,7 @@ describe('the console in headless Chromium', () => {
     const model = (await client.models.list()).data.find((m) => m.name === IMAGE_MODEL)!;
     const { context, page } = await freshPage();
     try {
-      await signIn(page, tenant.apiKey);
-      await page.waitForSelector('#model');
-      await page.select('#model', IMAGE_MODEL);
-      await page.waitForSelector('textarea[name=prompt]');
+      await openPlayground(page, tenant.apiKey, IMAGE_MODEL);
       const long = 'a fox '.repeat(Math.ceil((model.prompt_length!.max + 10) / 6));
       await inPage(
         page,
@@ -502,10 +501,7 @@ describe('the console in headless Chromium', () => {
       const model = (await client.models.list()).data.find((m) => m.name === VIDEO_MODEL)!;
       const { context, page } = await freshPage();
       try {
-        await signIn(page, tenant.apiKey);
-        await page.waitForSelector('#model');
-        await page.select('#model', VIDEO_MODEL);
-        await page.waitForSelector('textarea[name=prompt]');
+        await openPlayground(page, tenant.apiKey, VIDEO_MODEL);
         // The shortest, smallest video: its render is quick; the marker then holds it two minutes.
         if (model.resolutions.length) await page.select('select[name=resolution]', model.resolutions[0]!);
         if (await page.$('select[name=duration]')) {

@@ -7,9 +7,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startLocalTemporal } from '../support/local-temporal.js';
 import { Context } from '@temporalio/activity';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -18,14 +18,7 @@ import { randomToken } from '../../shared/ids.js';
 import { startProviderCancel } from '../../workflows/client.js';
 import type { Job } from '../../db/schema.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
-import {
-  PROVIDER_CANCEL_RUN_TIMEOUT_MS,
-  searchAttributes,
-  taskQueues,
-  type GenerationInput,
-  type JobStatus,
-  type ProviderName,
-} from '../../workflows/definitions.js';
+import { PROVIDER_CANCEL_RUN_TIMEOUT_MS, taskQueues, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
 import { workflowTypes } from '../../shared/kinds/index.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
@@ -34,27 +27,8 @@ const workflowsPath = fileURLToPath(new URL('../../workflows/index.js', import.m
 
 let env: TestWorkflowEnvironment;
 
-/** The installed `temporal` CLI (scripts/stack.sh install): TEMPORAL_CLI_PATH, else the first on PATH. */
-function temporalCli(): string {
-  const found =
-    process.env.TEMPORAL_CLI_PATH ??
-    (process.env.PATH ?? '')
-      .split(delimiter)
-      .map((dir) => join(dir, 'temporal'))
-      .find((p) => existsSync(p));
-  if (!found) throw new Error('the temporal CLI is not installed: run scripts/stack.sh install');
-  return found;
-}
-
 before(async () => {
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCli() },
-      ip: '127.0.0.1',
-      searchAttributes: Object.values(searchAttributes),
-      extraArgs: ['--log-level', 'error'],
-    },
-  });
+  env = await startLocalTemporal();
 });
 
 after(async () => {

@@ -5,13 +5,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startLocalTemporal } from '../support/local-temporal.js';
 import { Worker } from '@temporalio/worker';
 import { ApplicationFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
-import { searchAttributes, taskQueues } from '../../workflows/definitions.js';
+import { taskQueues } from '../../workflows/definitions.js';
 import { PIPELINE_STEP_INVALID, pipelineWorkflowType, type PipelineActivities } from '../../workflows/pipeline-types.js';
 
 const bundlePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
@@ -19,26 +19,8 @@ const workflowsPath = fileURLToPath(new URL('../../workflows/index.js', import.m
 
 let env: TestWorkflowEnvironment;
 
-function temporalCli(): string {
-  const found =
-    process.env.TEMPORAL_CLI_PATH ??
-    (process.env.PATH ?? '')
-      .split(delimiter)
-      .map((dir) => join(dir, 'temporal'))
-      .find((p) => existsSync(p));
-  if (!found) throw new Error('the temporal CLI is not installed: run scripts/stack.sh install');
-  return found;
-}
-
 before(async () => {
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: temporalCli() },
-      ip: '127.0.0.1',
-      searchAttributes: Object.values(searchAttributes),
-      extraArgs: ['--log-level', 'error'],
-    },
-  });
+  env = await startLocalTemporal();
 });
 
 after(async () => {
