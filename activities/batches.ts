@@ -9,6 +9,14 @@
 // rules. The job id is the item's attempt's (shared/batches.ts itemJobId): a retried activity or a
 // replay finds the job it made and neither creates nor charges another. A refusal of the charge
 // (credits, a budget, the route) fails that item alone.
+//
+// A pipeline item makes its pipeline when it starts (shared/batches.ts itemPipelineId; its steps as
+// the create checked them, each at priority low), charging nothing itself: each step is charged
+// when it starts, by the pipeline, as any pipeline's step is. A retry of a failed pipeline item
+// resumes its pipeline from the failed step, so the steps that completed are never paid again. Its
+// parent workflow is started after commit; a start that fails is the pipeline reconciler's.
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
 import type { Database, Queryable } from '../db/index.js';
 import type { Job } from '../db/schema.js';
 import type { Batch, BatchError, BatchItem } from '../db/batch-schema.js';
@@ -16,17 +24,31 @@ import type { Config } from '../shared/config.js';
 import type { JobService } from '../jobs/index.js';
 import { BudgetExceededError, chargeJob, InsufficientCreditsError, JobRequestRefusedError, ProjectNotInWorkspaceError, startJob } from '../jobs/index.js';
 import * as repo from '../db/repos/batches.js';
+import { insertPipeline, lockPipeline, reopenFailedStep, type NewPipelineStep } from '../db/repos/pipelines.js';
 import { getJob } from '../db/repos/jobs.js';
+import { workspaceShareWeight } from '../db/repos/fair-share.js';
+import { awaitPipelineRunClosed, startPipelineWorkflow } from '../workflows/pipeline-client.js';
 import { routeFor } from '../shared/catalog.js';
 import type { JobParamsOf } from '../shared/job-params.js';
 import type { JobKind } from '../shared/kinds/index.js';
-import { BATCH_ITEM_PRIORITY, itemJobId } from '../shared/batches.js';
+import { BATCH_ITEM_PRIORITY, itemJobId, itemPipelineId } from '../shared/batches.js';
 import type { BatchActivities, BatchStep } from '../workflows/batch-types.js';
+
+/** A pipeline item's pipeline to start after commit; `resumed`: its earlier run failed, and may still be closing. */
+interface ItemPipelineStart {
+  id: string;
+  workspaceId: string;
+  projectId: string;
+  steps: number;
+  resumed: boolean;
+}
 
 interface BatchActivityDeps {
   db: Database;
   jobs: JobService;
   config: Pick<Config, 'BATCH_START_PER_SECOND'>;
+  /** Starts a pipeline item's parent workflow (the process's Temporal client); absent, the pipeline reconciler starts it. */
+  startPipeline?: (p: ItemPipelineStart) => Promise<void>;
 }
 
 /** The pause between two starts of items: one second, each start taking the rate's share of it. */
@@ -43,11 +65,32 @@ function refusalOf(err: unknown): BatchError | null {
   return null;
 }
 
+/** How long a resumed pipeline item's start waits for its failed run to close (it closes right after its failure's checkpoint). */
+const RUN_CLOSE_WAIT_MS = 10_000;
+
+/** Starts pipeline items' parent workflows on `client`, as POST /v1/pipelines (and its resume) does; a failed start is logged and left to the reconciler. */
+export function pipelineItemStarter(
+  client: Client,
+  db: Database,
+  config: Pick<Config, 'TASK_QUEUE_PREFIX' | 'FAIR_SHARE'>,
+  logger?: Logger,
+): (p: ItemPipelineStart) => Promise<void> {
+  return async (p) => {
+    try {
+      if (p.resumed) await awaitPipelineRunClosed(client, p.id, RUN_CLOSE_WAIT_MS);
+      const fairnessWeight = await workspaceShareWeight(db, p.workspaceId);
+      await startPipelineWorkflow(client, { ...p, fairnessWeight }, config);
+    } catch (err) {
+      logger?.warn({ pipelineId: p.id, err: (err as Error).message }, "batch item's pipeline workflow start failed; left for the reconciler");
+    }
+  };
+}
+
 export function createBatchActivities(deps: BatchActivityDeps): BatchActivities {
   const { db, jobs, config } = deps;
 
   /** The item's job for its attempt: found (a retried call), or created and charged; or the item's refusal. */
-  async function itemJob(tx: Queryable, b: Batch, item: BatchItem): Promise<{ job: Job; created: boolean } | { error: BatchError }> {
+  async function itemJob(tx: Queryable, b: Batch, item: BatchItem & { kind: JobKind }): Promise<{ job: Job; created: boolean } | { error: BatchError }> {
     const id = itemJobId(item.kind, b.id, item.position, item.attempt);
     const existing = await getJob(tx, id);
     if (existing) return { job: existing, created: false };
@@ -78,21 +121,57 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
     }
   }
 
-  /** Charges the next waiting items under the batch's lock; answers the jobs to start after commit and whether more wait. */
-  async function chargeNext(batchId: string): Promise<{ toStart: Job[]; more: boolean; ended: boolean }> {
+  /**
+   * A pipeline item's pipeline, made (nothing charged: its steps are, each when it starts) or, after
+   * a retry of the item, resumed from its failed step; one running already (resumed by its own
+   * endpoint) is left as it is.
+   */
+  async function itemPipeline(tx: Queryable, b: Batch, item: BatchItem): Promise<ItemPipelineStart | null> {
+    const id = itemPipelineId(b.id, item.position);
+    const run = { id, workspaceId: b.workspace_id, projectId: b.project_id };
+    if (item.pipeline_id) {
+      const p = await lockPipeline(tx, id);
+      if (p.status !== 'failed' || p.cancel_requested_at) return null;
+      return { ...run, steps: await reopenFailedStep(tx, id), resumed: true };
+    }
+    const steps = (item.params as { steps: NewPipelineStep[] }).steps;
+    const labels = item.body as { metadata?: Record<string, string>; tags?: string[] };
+    await insertPipeline(tx, {
+      ...run,
+      apiKeyId: b.api_key_id,
+      price: item.price,
+      webhookUrl: null,
+      webhookEvents: null,
+      steps,
+      metadata: labels.metadata,
+      tags: labels.tags,
+      batchId: b.id,
+    });
+    return { ...run, steps: steps.length, resumed: false };
+  }
+
+  /** Charges the next waiting items under the batch's lock; answers the jobs and pipelines to start after commit and whether more wait. */
+  async function chargeNext(batchId: string): Promise<{ toStart: Job[]; pipelines: ItemPipelineStart[]; more: boolean; ended: boolean }> {
     return db.transaction().execute(async (tx) => {
       const b = await repo.lockBatch(tx, batchId);
       if (!b.workflow_started) await repo.updateBatch(tx, batchId, { workflowStarted: true });
-      if (b.status !== 'running') return { toStart: [], more: false, ended: true };
+      if (b.status !== 'running') return { toStart: [], pipelines: [], more: false, ended: true };
       if (b.cancel_requested_at) {
         await repo.cancelWaitingItems(tx, batchId);
-        return { toStart: [], more: false, ended: false };
+        return { toStart: [], pipelines: [], more: false, ended: false };
       }
       const limit = config.BATCH_START_PER_SECOND;
       const items = await repo.waitingItems(tx, batchId, limit + 1);
       const toStart: Job[] = [];
+      const pipelines: ItemPipelineStart[] = [];
       for (const item of items.slice(0, limit)) {
-        const made = await itemJob(tx, b, item);
+        if (item.kind === 'pipeline') {
+          const started = await itemPipeline(tx, b, item);
+          if (started) pipelines.push(started);
+          await repo.markItemPipelineStarted(tx, batchId, item.position, itemPipelineId(b.id, item.position));
+          continue;
+        }
+        const made = await itemJob(tx, b, { ...item, kind: item.kind });
         if ('error' in made) {
           await repo.markItemRefused(tx, batchId, item.position, made.error);
           continue;
@@ -100,16 +179,16 @@ export function createBatchActivities(deps: BatchActivityDeps): BatchActivities 
         await repo.markItemStarted(tx, batchId, item.position, made.job.id);
         toStart.push(made.job);
       }
-      return { toStart, more: items.length > limit, ended: false };
+      return { toStart, pipelines, more: items.length > limit, ended: false };
     });
   }
 
   return {
     async batchStartItems(batchId): Promise<BatchStep> {
-      const { toStart, more, ended } = await chargeNext(batchId);
+      const { toStart, pipelines, more, ended } = await chargeNext(batchId);
       if (ended) return { next: 'end' };
-      // Committed: each job's workflow starts now; one whose start fails is the reconciler's, as any job's.
-      await Promise.all(toStart.map((job) => startJob(jobs, job)));
+      // Committed: each job's (and pipeline's) workflow starts now; one whose start fails is the reconciler's, as any job's.
+      await Promise.all([...toStart.map((job) => startJob(jobs, job)), ...pipelines.map((p) => deps.startPipeline?.(p))]);
       return more ? { next: 'start', waitMs: START_PAUSE_MS } : { next: 'wait', waitMs: 0 };
     },
 

@@ -2,6 +2,7 @@
 // queue that runs it so fleets can run apart (io: Postgres; fetch: upload-from-url and input
 // preparation, which fetches URL inputs; webhooks: deliveries; provider:<name>: provider calls and
 // output streaming).
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Database } from '../db/index.js';
 import type { Config } from '../shared/config.js';
@@ -15,7 +16,7 @@ import { mediaToolsFrom } from './providers/media-tools.js';
 import { createJobIoActivities, createJobProviderActivities, createProgressWriter, type JobActivityDeps } from './jobs.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 import { createPipelineActivities } from './pipelines.js';
-import { createBatchActivities } from './batches.js';
+import { createBatchActivities, pipelineItemStarter } from './batches.js';
 import { createBulkActionActivities } from './bulk-actions.js';
 import { createUploadActivities, createWorkspaceFetchSlots, fetchSlotLeaseMs, fetchRemoteInput, type FetchHooks } from './uploads.js';
 
@@ -29,6 +30,8 @@ interface ActivityDeps {
   /** Tests inject a resolver / connector so remote fetches never leave loopback. */
   fetchHooks?: FetchHooks;
   logger?: Logger;
+  /** The process's Temporal client, when it has one: a batch's pipeline items start their pipelines' workflows on it. */
+  temporal?: Client | null;
 }
 
 function createAdapters(config: Config): (name: ProviderName) => ProviderAdapter {
@@ -71,7 +74,12 @@ export function createActivities(deps: ActivityDeps) {
     io: {
       ...jobIo,
       ...createPipelineActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
-      ...createBatchActivities({ db: deps.db, jobs: deps.jobs, config: deps.config }),
+      ...createBatchActivities({
+        db: deps.db,
+        jobs: deps.jobs,
+        config: deps.config,
+        ...(deps.temporal ? { startPipeline: pipelineItemStarter(deps.temporal, deps.db, deps.config, deps.logger) } : {}),
+      }),
       ...createBulkActionActivities({ db: deps.db, storage: deps.storage, jobs: deps.jobs }),
     },
     fetch: { prepareProviderRequest, ...uploads },

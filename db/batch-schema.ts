@@ -1,6 +1,6 @@
-// The batch tables' row types (0125_batches), part of db/schema.ts's DB.
+// The batch tables' row types (0125_batches, 0150_batch_pipelines), part of db/schema.ts's DB.
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { BatchItemKind } from '../shared/batches.js';
 
 type Json<T> = ColumnType<T, string, string>;
 type NullableTime = ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -37,11 +37,12 @@ interface BatchItemTable {
   batch_id: string;
   position: number;
   custom_id: string;
-  kind: JobKind;
+  kind: BatchItemKind;
+  /** The job's model; a pipeline item's steps' models, joined by `,`. */
   model: string;
   /** The create body as given (without project_id). */
   body: Json<Record<string, unknown>>;
-  /** The kind's params its job is created with (as the kind's create prepared them). */
+  /** The kind's params its job is created with (as the kind's create prepared them); a pipeline item's: `{ steps }`, its pipeline's steps as checked. */
   params: Json<Record<string, unknown>>;
   deadline_seconds: number | null;
   price: number;
@@ -49,6 +50,8 @@ interface BatchItemTable {
   attempt: Generated<number>;
   job_id: string | null;
   jobs: Generated<string[]>;
+  /** A pipeline item's pipeline once started (every attempt resumes it); null for a job item. */
+  pipeline_id: ColumnType<string | null, string | null | undefined, string | null>;
   error: Json<BatchError | null> | null;
   updated_at: Generated<Date>;
 }

@@ -49,6 +49,7 @@ import * as m0130 from './migrations/0130_console_sessions.js';
 import * as m0135 from './migrations/0135_bulk_actions.js';
 import * as m0140 from './migrations/0140_workspace_events_by_type.js';
 import * as m0145 from './migrations/0145_request_reuse.js';
+import * as m0150 from './migrations/0150_batch_pipelines.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_initial': m0001,
@@ -97,6 +98,7 @@ export const migrations: Record<string, Migration> = {
   '0135_bulk_actions': m0135,
   '0140_workspace_events_by_type': m0140,
   '0145_request_reuse': m0145,
+  '0150_batch_pipelines': m0150,
 };
 
 function migrator(db: Kysely<DB>): Migrator {

@@ -44,6 +44,8 @@ export interface PipelineTable {
   /** The create's metadata and tags (0115_labels); their index rows are pipeline_labels'. */
   metadata: ColumnType<Record<string, string>, string | undefined, string>;
   tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** The batch whose pipeline item made it (0150_batch_pipelines); null when created through POST /v1/pipelines. */
+  batch_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PipelineStepTable {

@@ -11,7 +11,7 @@ import { labelRecordFields, labelRequestFields } from './labels.js';
 
 const STEP_ID_PATTERN = /^[a-z][a-z0-9_-]{0,31}$/;
 /** The schema's bound on steps; PIPELINE_MAX_STEPS (config) is the deployment's, at most this. */
-const PIPELINE_STEPS_HARD_MAX = 32;
+export const PIPELINE_STEPS_HARD_MAX = 32;
 
 export const pipelineStatuses = ['pending', 'running', 'completed', 'failed'] as const;
 export type PipelineStatus = (typeof pipelineStatuses)[number];
@@ -86,13 +86,17 @@ export const stepBodySchemas = Object.fromEntries(jobKinds.map((kind) => [kind, 
 
 const stepIdField = z.string().regex(STEP_ID_PATTERN, 'must match ^[a-z][a-z0-9_-]{0,31}$').describe('the step id, unique in the pipeline');
 
-/** A step: one branch per kind, told apart by `kind`, whose `body` is that kind's step body. */
-const stepSchema = z.discriminatedUnion(
-  'kind',
-  jobKinds.map((kind) =>
-    z.strictObject({ id: stepIdField, kind: z.literal(kind).describe('the job kind the step creates'), body: stepBodySchemas[kind] }),
-  ) as unknown as [z.ZodObject<{ id: typeof stepIdField; kind: z.ZodLiteral<JobKind>; body: z.ZodObject }>],
-);
+/** A step: one branch per kind, told apart by `kind`, whose `body` is `bodyOf(kind)` (a batch's pipeline item drops `priority` from it). */
+export function pipelineStepSchema(bodyOf: (kind: JobKind) => z.ZodObject) {
+  return z.discriminatedUnion(
+    'kind',
+    jobKinds.map((kind) =>
+      z.strictObject({ id: stepIdField, kind: z.literal(kind).describe('the job kind the step creates'), body: bodyOf(kind) }),
+    ) as unknown as [z.ZodObject<{ id: typeof stepIdField; kind: z.ZodLiteral<JobKind>; body: z.ZodObject }>],
+  );
+}
+
+const stepSchema = pipelineStepSchema((kind) => stepBodySchemas[kind]);
 
 export const pipelineCreateBody = z
   .strictObject({

@@ -96,7 +96,7 @@ export async function createWorkerFleet(deps: FleetDeps, roles: Role[]): Promise
   const client = roles.some((r) => r.kind === 'reconciler' || r.kind === 'workflows') ? await connectClient(config, traced, codec, deps.metrics) : null;
   // The process's one job service: the activities' status moves and the reconciler's starts and settlements.
   const jobs = deps.jobs ?? createFleetJobService(deps, connection, client);
-  const activities = fleetActivities(deps, jobs);
+  const activities = fleetActivities(deps, jobs, client);
   const concurrency = parsePerProvider(config.PROVIDER_CONCURRENCY, 'PROVIDER_CONCURRENCY');
   const ratePerSecond = parsePerProvider(config.PROVIDER_RATE_PER_SECOND, 'PROVIDER_RATE_PER_SECOND');
   const versioning = workerVersioning(config);
@@ -154,7 +154,7 @@ function createFleetJobService(deps: FleetDeps, connection: NativeConnection, cl
 }
 
 /** The standard activities of each queue, with the ones a build adds (`deps.extraActivities`) beside them. */
-function fleetActivities(deps: FleetDeps, jobs: JobService) {
+function fleetActivities(deps: FleetDeps, jobs: JobService, client: Client | null) {
   const standard = createActivities({
     db: deps.db,
     storage: deps.storage,
@@ -162,6 +162,7 @@ function fleetActivities(deps: FleetDeps, jobs: JobService) {
     config: deps.config,
     metrics: deps.metrics?.activityMetrics,
     logger: deps.logger,
+    temporal: client,
   });
   const extra = deps.extraActivities ?? {};
   return {

@@ -567,7 +567,7 @@ export type paths = {
         put?: never;
         /**
          * Create a pipeline (extension)
-         * @description Several generations run in order as one durable job: each step is a create body of a job kind whose upload inputs may reference an earlier step's output ({"from": "<step id>", "output": <index>}). Validated whole (every step as its create endpoint validates it, every reference: an earlier step, an existing output, the media type the field takes); nothing is charged at create: each step is charged its price when it starts, as the job it creates (GET /v1/pipelines/{id} names it), and refunded as any job is. ?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines pending or running per workspace (default 10; else 429). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         * @description Several generations run in order as one durable job: each step is a create body of a job kind whose upload inputs may reference an earlier step's output ({"from": "<step id>", "output": <index>}). Validated whole (every step as its create endpoint validates it, every reference: an earlier step, an existing output, the media type the field takes); nothing is charged at create: each step is charged its price when it starts, as the job it creates (GET /v1/pipelines/{id} names it), and refunded as any job is. ?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines created here pending or running per workspace (default 10; else 429; a batch's pipeline items are not counted). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
          */
         post: operations["post_pipelines"];
         delete?: never;
@@ -671,7 +671,7 @@ export type paths = {
         put?: never;
         /**
          * Create a batch (extension)
-         * @description Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch. Validated whole (every item as its create endpoint validates it; a refusal names the item by index and custom_id); nothing is charged at create: each item runs at priority low and is charged that price when its job starts, refunded as any job is. Items start at a bounded rate (BATCH_START_PER_SECOND, default 50 a second); another workspace's jobs never wait behind a batch. When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ?dry_run=true answers the quote instead. At most BATCH_MAX_ITEMS items (default 1000). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
+         * @description Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch, or (kind pipeline) a pipeline's steps, run as POST /v1/pipelines runs them, each step at priority low. Validated whole (every item as its create endpoint validates it; a refusal names the item by index and custom_id); nothing is charged at create: each item runs at priority low and is charged that price when its job starts, refunded as any job is. Items start at a bounded rate (BATCH_START_PER_SECOND, default 50 a second); another workspace's jobs never wait behind a batch. When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ?dry_run=true answers the quote instead. At most BATCH_MAX_ITEMS items (default 1000). Optional `Idempotency-Key` header (1-255 characters, per workspace, 24 h): the same key and request replay the first 2xx answer (`Idempotent-Replayed: true`) without creating or charging again; another request with the key is 422 idempotency_key_reused; while the first still runs, 409 idempotency_in_progress.
          */
         post: operations["post_batches"];
         delete?: never;
@@ -731,7 +731,7 @@ export type paths = {
         put?: never;
         /**
          * Retry the failed items of a batch (extension)
-         * @description Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.
+         * @description Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. A failed pipeline item's pipeline is resumed from its failed step: its completed steps are never run or paid again. The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.
          */
         post: operations["post_batches_by_id_retry"];
         delete?: never;
@@ -749,7 +749,7 @@ export type paths = {
         };
         /**
          * A batch's manifest (extension)
-         * @description One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error. Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).
+         * @description One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error, pipeline_id (a pipeline item's pipeline: its output_urls are its last step's, its credits every step's). Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).
          */
         get: operations["get_batches_by_id_manifest"];
         put?: never;
@@ -12478,6 +12478,380 @@ export interface operations {
                             /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
                             tags?: string[];
                         };
+                    } | {
+                        /** @description your id of the item, unique in the batch */
+                        custom_id: string;
+                        /**
+                         * @description the item runs a pipeline (POST /v1/pipelines) of these steps
+                         * @constant
+                         */
+                        kind: "pipeline";
+                        /** @description a pipeline create's steps and labels, without project_id (the batch's), priority and webhook fields */
+                        body: {
+                            /** @description the steps, run in this order (at most PIPELINE_MAX_STEPS, default 8), each a step of a pipeline create without priority */
+                            steps: ({
+                                /** @description the step id, unique in the pipeline */
+                                id: string;
+                                /**
+                                 * @description the job kind the step creates
+                                 * @constant
+                                 */
+                                kind: "image";
+                                /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                                body: {
+                                    prompt: string;
+                                    /** @enum {string} */
+                                    model: "nano-banana-2" | "gpt-image-1.5" | "gpt-image-2" | "gpt-image-2.5-sunburst" | "gpt-image-2.5-flare" | "gpt-image-2.6-sunburst" | "gpt-image-2.6-flare" | "seedream-4.5" | "seedream-5.0-lite";
+                                    /** @enum {string} */
+                                    aspect_ratio: "1:1" | "9:16" | "16:9";
+                                    count: number;
+                                    /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                                    seed?: number;
+                                    /**
+                                     * @description the stored image format: png (lossless, the default), jpeg or webp. Every route takes it (the image is re-encoded once stored); the price is the same
+                                     * @enum {string}
+                                     */
+                                    output_format?: "png" | "jpeg" | "webp";
+                                    /** @description the compression quality of a jpeg or webp output, 1 (smallest) to 100 (best); only with output_format jpeg or webp. Absent: 90 */
+                                    output_quality?: number;
+                                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                                    deadline_seconds?: number;
+                                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                                    metadata?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                                    tags?: string[];
+                                } & ({
+                                    /** @constant */
+                                    model?: "nano-banana-2";
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-1.5";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-2";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-2.5-sunburst";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-2.5-flare";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-2.6-sunburst";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "gpt-image-2.6-flare";
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "seedream-4.5";
+                                } | {
+                                    /** @constant */
+                                    model?: "seedream-5.0-lite";
+                                    seed?: never;
+                                });
+                            } | {
+                                /** @description the step id, unique in the pipeline */
+                                id: string;
+                                /**
+                                 * @description the job kind the step creates
+                                 * @constant
+                                 */
+                                kind: "video";
+                                /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                                body: {
+                                    prompt: string;
+                                    /** @enum {string} */
+                                    model: "sora-2-pro" | "sora-2" | "kling-3.0" | "kling-3.0-turbo" | "kling-o3-4k" | "kling-2.6" | "veo-3.1" | "veo-3.1-lite" | "seedance-1.5" | "seedance-2.0" | "seedance-2.0-fast" | "grok-video" | "grok-video-1.5";
+                                    aspect_ratio?: string;
+                                    duration?: number;
+                                    resolution?: string;
+                                    reference_file_ids?: (string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    })[];
+                                    start_frame_file_id?: string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    };
+                                    end_frame_file_id?: string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    };
+                                    /** @description the random seed (0–2147483647): the same seed, prompt and parameters ask the provider for the same output (most providers do not promise it bit for bit). Only where the model's routes take a seed (GET /v1/models controls): the job runs only on routes that do; absent: the provider picks one */
+                                    seed?: number;
+                                    /** @description what the video should not show. Only where the model's routes take one (GET /v1/models controls): the job runs only on routes that do */
+                                    negative_prompt?: string;
+                                    /** @description whether the video has a generated soundtrack (speech, effects, music). Only where the model's routes have the switch (GET /v1/models controls); absent: the model's default (audio where it makes any). The price is the same either way */
+                                    audio?: boolean;
+                                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                                    deadline_seconds?: number;
+                                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                                    metadata?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                                    tags?: string[];
+                                } & ({
+                                    /** @constant */
+                                    model?: "sora-2-pro";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16";
+                                    /** @enum {unknown} */
+                                    duration?: 4 | 6 | 8;
+                                    /** @enum {unknown} */
+                                    resolution?: "720p" | "1080p";
+                                    reference_file_ids?: unknown;
+                                } | {
+                                    /** @constant */
+                                    model?: "sora-2";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16";
+                                    /** @enum {unknown} */
+                                    duration?: 4 | 6 | 8;
+                                    /** @enum {unknown} */
+                                    resolution?: "720p" | "1080p";
+                                    reference_file_ids?: unknown;
+                                } | {
+                                    /** @constant */
+                                    model?: "kling-3.0";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "1080p";
+                                    reference_file_ids?: unknown;
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "kling-3.0-turbo";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "1080p";
+                                    reference_file_ids?: unknown;
+                                    seed?: never;
+                                    negative_prompt?: never;
+                                    audio?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "kling-o3-4k";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "2160p";
+                                    reference_file_ids?: unknown;
+                                    start_frame_file_id?: never;
+                                    end_frame_file_id?: never;
+                                    seed?: never;
+                                    negative_prompt?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "kling-2.6";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1";
+                                    /** @enum {unknown} */
+                                    duration?: 5 | 10;
+                                    /** @enum {unknown} */
+                                    resolution?: "1080p";
+                                    reference_file_ids?: unknown;
+                                    seed?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "veo-3.1";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16";
+                                    /** @enum {unknown} */
+                                    duration?: 4 | 6 | 8;
+                                    /** @enum {unknown} */
+                                    resolution?: "720p" | "1080p";
+                                    reference_file_ids?: unknown;
+                                } | {
+                                    /** @constant */
+                                    model?: "veo-3.1-lite";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16";
+                                    /** @enum {unknown} */
+                                    duration?: 4 | 6 | 8;
+                                    /** @enum {unknown} */
+                                    resolution?: "720p" | "1080p";
+                                    reference_file_ids?: unknown;
+                                } | {
+                                    /** @constant */
+                                    model?: "seedance-1.5";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "480p" | "720p" | "1080p";
+                                    reference_file_ids?: unknown;
+                                    negative_prompt?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "seedance-2.0";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "480p" | "720p";
+                                    reference_file_ids?: unknown;
+                                    negative_prompt?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "seedance-2.0-fast";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "21:9";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "480p" | "720p";
+                                    reference_file_ids?: unknown;
+                                    negative_prompt?: never;
+                                } | {
+                                    /** @constant */
+                                    model?: "grok-video";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "480p" | "720p";
+                                    reference_file_ids?: unknown;
+                                    seed?: never;
+                                    negative_prompt?: never;
+                                    audio?: never;
+                                } | ({
+                                    /** @constant */
+                                    model?: "grok-video-1.5";
+                                    /** @enum {unknown} */
+                                    aspect_ratio?: "16:9" | "9:16" | "1:1" | "4:3" | "3:4" | "3:2" | "2:3";
+                                    duration?: number;
+                                    /** @enum {unknown} */
+                                    resolution?: "480p" | "720p";
+                                    reference_file_ids?: unknown;
+                                    seed?: never;
+                                    negative_prompt?: never;
+                                    audio?: never;
+                                } | unknown | {
+                                    reference_file_ids: unknown;
+                                }));
+                            } | {
+                                /** @description the step id, unique in the pipeline */
+                                id: string;
+                                /**
+                                 * @description the job kind the step creates
+                                 * @constant
+                                 */
+                                kind: "replace_actor";
+                                /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                                body: {
+                                    image_url?: string;
+                                    video_url?: string;
+                                    image_file_id?: string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    };
+                                    video_file_id?: string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    };
+                                    prompt?: string;
+                                    /** @constant */
+                                    model?: "replace-actor";
+                                    /** @default 30 */
+                                    duration?: number;
+                                    /**
+                                     * @default 9:16
+                                     * @enum {string}
+                                     */
+                                    aspect_ratio?: "1:1" | "9:16" | "16:9";
+                                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                                    deadline_seconds?: number;
+                                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                                    metadata?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                                    tags?: string[];
+                                } & ({
+                                    image_url?: never;
+                                    video_url?: never;
+                                } | {
+                                    image_file_id?: never;
+                                    video_file_id?: never;
+                                });
+                            } | {
+                                /** @description the step id, unique in the pipeline */
+                                id: string;
+                                /**
+                                 * @description the job kind the step creates
+                                 * @constant
+                                 */
+                                kind: "talking_actor";
+                                /** @description the kind's create body without project_id (the pipeline's) and without webhook fields; an upload id field (start_frame_file_id, an element of reference_file_ids, video_file_id, …) may instead be a reference {"from": "<earlier step id>", "output": <index>} to that step's output, of the media type the field takes */
+                                body: {
+                                    actor_id: string;
+                                    script: string;
+                                    voice_id?: string;
+                                    /**
+                                     * @description the pipeline: talking-actor speaks with ElevenLabs Multilingual v2, talking-actor-v3 with Eleven v3 (more expressive, takes audio tags such as [whispers] in the script); both lipsync on fal. Default talking-actor
+                                     * @enum {string}
+                                     */
+                                    model?: "talking-actor" | "talking-actor-v3";
+                                    voice_options?: {
+                                        speed?: number;
+                                        stability?: number;
+                                        similarity?: number;
+                                        style?: number;
+                                    };
+                                    /**
+                                     * @default 9:16
+                                     * @enum {string}
+                                     */
+                                    aspect_ratio?: "1:1" | "9:16" | "16:9";
+                                    /** @description a completed video upload of this workspace the actor talks over: it fills the frame (scaled and center-cropped to aspect_ratio), looped or cut to the length of the speech, its own sound dropped (the output carries the speech only); the presenter is shown in the lower right corner (picture in picture, about 42% of the frame each way). The price is the same as without a background. Absent (and no background_video_url): the presenter fills the frame */
+                                    background_video_file_id?: string | {
+                                        /** @description the id of an earlier step */
+                                        from: string;
+                                        /** @description the index of that step's output (0 for a step with one output) */
+                                        output: number;
+                                    };
+                                    /** @description the background video as a public https URL, fetched when the job starts (a video of at most 50 MB); not with background_video_file_id */
+                                    background_video_url?: string;
+                                    /** @description seconds from the create after which the job is canceled (10–604800, 7 days): not yet submitted to its provider then, it is never submitted and refunded in full; running at its provider then, it is canceled there and refunded as a cancel is (all but the provider cost). Either way it fails with error code deadline_exceeded; absent: no deadline */
+                                    deadline_seconds?: number;
+                                    /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                                    metadata?: {
+                                        [key: string]: string;
+                                    };
+                                    /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                                    tags?: string[];
+                                };
+                            })[];
+                            /** @description your own key-value pairs, echoed in records, webhooks and events and usable as list filters (?metadata[key]=value) and usage groups (group_by=metadata.<key>): at most 50 keys of 1–40 characters (letters, digits, _ - .), string values of 1–500 characters */
+                            metadata?: {
+                                [key: string]: string;
+                            };
+                            /** @description your own labels, echoed in records, webhooks and events and usable as list filters (?tag=, repeatable: all of them) and usage groups (group_by=tag): at most 20 distinct tags of 1–64 characters, a letter or digit then letters, digits, _ - . : / */
+                            tags?: string[];
+                        };
                     })[];
                     /** @description https URL (default port, a public host, no credentials) that receives batch.completed, signed per Standard Webhooks with the workspace's secret */
                     webhook_url?: string;
@@ -13024,7 +13398,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             custom_id: string;
-                            /** @description null for an item never started (canceled) or refused at its charge */
+                            /** @description null for an item never started (canceled), refused at its charge, or a pipeline item */
                             job_id: string | null;
                             /** @enum {string} */
                             status: "waiting" | "pending" | "generating" | "completed" | "failed" | "canceled";
@@ -13035,6 +13409,8 @@ export interface operations {
                                 code: string;
                                 message: string;
                             } | null;
+                            /** @description a pipeline item's pipeline (GET /v1/pipelines/{id}: each step's jobs); its output_urls are its last step's outputs; null for a job item */
+                            pipeline_id: string | null;
                         }[];
                     };
                     "text/csv": string;

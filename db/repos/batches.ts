@@ -6,14 +6,14 @@ import { sql } from 'kysely';
 import type { Queryable } from '../index.js';
 import type { Batch, BatchError, BatchItem, BatchStatus } from '../batch-schema.js';
 import type { Job } from '../schema.js';
-import type { JobKind } from '../../shared/kinds/index.js';
-import { BATCH_COMPLETED_EVENT, batchItemStatuses, type BatchCounts, type BatchItemStatus } from '../../shared/batches.js';
+import type { Pipeline } from '../pipeline-schema.js';
+import { BATCH_COMPLETED_EVENT, batchItemStatuses, type BatchCounts, type BatchItemKind, type BatchItemStatus } from '../../shared/batches.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 
 export interface NewBatchItem {
   customId: string;
-  kind: JobKind;
+  kind: BatchItemKind;
   model: string;
   body: Record<string, unknown>;
   params: Record<string, unknown>;
@@ -96,6 +96,16 @@ export function waitingItems(q: Queryable, batchId: string, limit: number): Prom
   return q.selectFrom('batch_items').selectAll().where('batch_id', '=', batchId).where('status', '=', 'waiting').orderBy('position').limit(limit).execute();
 }
 
+/** A pipeline item has its pipeline (`pipelineId`) now: made, or resumed by a retry. */
+export async function markItemPipelineStarted(q: Queryable, batchId: string, position: number, pipelineId: string): Promise<void> {
+  await q
+    .updateTable('batch_items')
+    .set({ status: 'started', pipeline_id: pipelineId, error: null, updated_at: sql<Date>`now()` })
+    .where('batch_id', '=', batchId)
+    .where('position', '=', position)
+    .execute();
+}
+
 /** The item has its job (`jobId`) now. */
 export async function markItemStarted(q: Queryable, batchId: string, position: number, jobId: string): Promise<void> {
   await q
@@ -133,15 +143,19 @@ export async function cancelWaitingItems(tx: Queryable, batchId: string): Promis
 }
 
 /**
- * Retry: every failed item (its job failed other than by a cancel, or its charge was refused) waits
- * again as its next attempt, with a job of its own; the batch runs again. Answers how many.
+ * Retry: every failed item (its job failed other than by a cancel, its pipeline failed and was not
+ * canceled, or its charge was refused) waits again as its next attempt, with a job of its own (a
+ * pipeline item keeps its pipeline: its next start resumes it from the failed step); the batch
+ * runs again. Answers how many.
  */
 export async function retryFailedItems(tx: Queryable, batchId: string): Promise<number> {
   const r = await sql<{ n: number }>`
     with failed as (
-      select i.position from batch_items i left join jobs j on j.id = i.job_id
+      select i.position from batch_items i left join jobs j on j.id = i.job_id left join pipelines p on p.id = i.pipeline_id
       where i.batch_id = ${batchId}
-        and (i.status = 'failed' or (i.status = 'started' and j.status = 'failed' and coalesce(j.error->>'code', '') <> 'canceled'))
+        and (i.status = 'failed'
+          or (i.status = 'started' and j.status = 'failed' and coalesce(j.error->>'code', '') <> 'canceled')
+          or (i.status = 'started' and p.status = 'failed' and p.cancel_requested_at is null))
     )
     update batch_items set status = 'waiting', attempt = attempt + 1, job_id = null, error = null, updated_at = now()
     where batch_id = ${batchId} and position in (select position from failed)
@@ -157,11 +171,14 @@ export async function retryFailedItems(tx: Queryable, batchId: string): Promise<
   return r.rows.length;
 }
 
-/** The counts by status (a started item's status is its job's). */
+/** A started pipeline item's status, from its pipeline's (`p`): running reads as generating. */
+const PIPELINE_ITEM_STATUS = sql`case p.status when 'running' then 'generating' else p.status end`;
+
+/** The counts by status (a started item's status is its job's, or its pipeline's). */
 export async function countsOf(q: Queryable, batchId: string): Promise<BatchCounts> {
   const r = await sql<{ status: BatchItemStatus; n: string }>`
-    select case when i.status = 'started' then coalesce(j.status, 'pending') else i.status end as status, count(*)::text as n
-    from batch_items i left join jobs j on j.id = i.job_id
+    select case when i.status = 'started' then coalesce(j.status, ${PIPELINE_ITEM_STATUS}, 'pending') else i.status end as status, count(*)::text as n
+    from batch_items i left join jobs j on j.id = i.job_id left join pipelines p on p.id = i.pipeline_id
     where i.batch_id = ${batchId}
     group by 1`.execute(q);
   const counts = Object.fromEntries(batchItemStatuses.map((s) => [s, 0])) as BatchCounts;
@@ -169,21 +186,24 @@ export async function countsOf(q: Queryable, batchId: string): Promise<BatchCoun
   return counts;
 }
 
-/** Net credits the batch's jobs (every attempt's) cost so far. */
+/** Net credits the batch's jobs (every attempt's, its pipelines' steps' included) cost so far. */
 export async function chargedOf(q: Queryable, batchId: string): Promise<number> {
   const r = await sql<{ n: string }>`
     select coalesce(sum(j.credits_charged - j.credits_refunded), 0)::text as n
-    from jobs j where j.id in (select unnest(jobs) from batch_items where batch_id = ${batchId})`.execute(q);
+    from jobs j where j.id in (
+      select unnest(jobs) from batch_items where batch_id = ${batchId}
+      union all
+      select unnest(s.jobs) from pipeline_steps s join batch_items i on s.pipeline_id = i.pipeline_id where i.batch_id = ${batchId})`.execute(q);
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** Whether every item ended: none waits, and every started item's job is completed or failed. */
+/** Whether every item ended: none waits, and every started item's job (or pipeline) is completed or failed. */
 export async function allItemsEnded(q: Queryable, batchId: string): Promise<boolean> {
   const r = await sql<{ open: boolean }>`
     select exists (
-      select 1 from batch_items i left join jobs j on j.id = i.job_id
+      select 1 from batch_items i left join jobs j on j.id = i.job_id left join pipelines p on p.id = i.pipeline_id
       where i.batch_id = ${batchId}
-        and (i.status = 'waiting' or (i.status = 'started' and (j.status is null or j.status not in ('completed', 'failed'))))
+        and (i.status = 'waiting' or (i.status = 'started' and coalesce(j.status, p.status, 'pending') not in ('completed', 'failed')))
     ) as open`.execute(q);
   return !r.rows[0]!.open;
 }
@@ -221,13 +241,20 @@ export async function completeBatch(tx: Queryable, b: Batch): Promise<void> {
   if (r) await sql`select pg_notify(${WEBHOOK_DELIVERIES_CHANNEL}, ${id})`.execute(tx);
 }
 
-/** Each item in order with its current job (null: none yet), for the manifest. */
-export async function itemsWithJobs(q: Queryable, batchId: string): Promise<{ item: BatchItem; job: Job | null }[]> {
+/** Each item in order with its current job and its pipeline (null: none yet, or none of its kind), for the manifest. */
+export async function itemsWithJobs(q: Queryable, batchId: string): Promise<{ item: BatchItem; job: Job | null; pipeline: Pipeline | null }[]> {
   const items = await q.selectFrom('batch_items').selectAll().where('batch_id', '=', batchId).orderBy('position').execute();
   const ids = items.flatMap((i) => (i.job_id ? [i.job_id] : []));
   const jobs = ids.length ? await q.selectFrom('jobs').selectAll().where('id', 'in', ids).execute() : [];
   const byId = new Map(jobs.map((j) => [j.id, j]));
-  return items.map((item) => ({ item, job: item.job_id ? (byId.get(item.job_id) ?? null) : null }));
+  const pipelineIds = items.flatMap((i) => (i.pipeline_id ? [i.pipeline_id] : []));
+  const pipelines = pipelineIds.length ? await q.selectFrom('pipelines').selectAll().where('id', 'in', pipelineIds).execute() : [];
+  const pipelineById = new Map(pipelines.map((p) => [p.id, p]));
+  return items.map((item) => ({
+    item,
+    job: item.job_id ? (byId.get(item.job_id) ?? null) : null,
+    pipeline: item.pipeline_id ? (pipelineById.get(item.pipeline_id) ?? null) : null,
+  }));
 }
 
 /** Net credits of each job (every attempt of an item counts toward it), by job id. */

@@ -35,6 +35,8 @@ interface NewPipeline {
   /** The create's metadata and tags (0115_labels). */
   metadata?: Record<string, string>;
   tags?: string[];
+  /** The batch whose pipeline item makes it (0150_batch_pipelines). */
+  batchId?: string | null;
 }
 
 /** The pipeline and its steps (call inside a transaction: both or neither). */
@@ -51,6 +53,7 @@ export async function insertPipeline(q: Queryable, p: NewPipeline): Promise<Pipe
       webhook_events: p.webhookEvents,
       metadata: JSON.stringify(p.metadata ?? {}),
       tags: p.tags ?? [],
+      batch_id: p.batchId ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -212,13 +215,36 @@ export async function updatePipeline(
     .execute();
 }
 
-/** How many of the workspace's pipelines are pending or running (pipelines_active_idx). */
+/** A new body for the failed step a resume runs again (validated as at create). */
+type ResumedStepBody = Pick<NewPipelineStep, 'body' | 'params' | 'refs' | 'model' | 'price' | 'priority' | 'deadlineSeconds'>;
+
+/**
+ * Resume (under the pipeline's lock, the pipeline failed and not canceled): its failed step waits
+ * again as its next attempt, with `changed` as its new body when given, and the pipeline runs
+ * again, unmarked until its new run's first step (so a start that fails is the reconciler's to
+ * retry). Earlier steps keep their outputs. Answers how many steps it has.
+ */
+export async function reopenFailedStep(tx: Queryable, pipelineId: string, changed?: ResumedStepBody): Promise<number> {
+  const all = await stepsOf(tx, pipelineId);
+  const failed = all.find((s) => s.status !== 'completed');
+  if (!failed) throw new Error(`pipeline ${pipelineId} has no step to resume`);
+  await updateStep(tx, pipelineId, failed.position, { attempt: failed.attempt + 1, status: 'waiting', jobId: null, error: null, ...changed });
+  const price = all.reduce((n, s) => n + (changed && s.position === failed.position ? changed.price : s.price), 0);
+  await updatePipeline(tx, pipelineId, { status: 'running', error: null, completed: false, price, failedRunId: null, workflowStarted: false });
+  return all.length;
+}
+
+/**
+ * How many of the workspace's pipelines created through POST /v1/pipelines are pending or running
+ * (pipelines_active_idx): a batch's pipeline items are bounded by their batch, not by this.
+ */
 export async function activePipelines(q: Queryable, workspaceId: string): Promise<number> {
   const r = await q
     .selectFrom('pipelines')
     .select(sql<string>`count(*)`.as('n'))
     .where('workspace_id', '=', workspaceId)
     .where('status', 'in', ['pending', 'running'])
+    .where('batch_id', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }

@@ -26,7 +26,7 @@ export const gatewayEnv = {
   CANCEL_CHURN_WINDOW_MS: int(3_600_000, 1_000, 30 * 24 * 3_600_000).describe('The window CANCEL_CHURN_LIMIT counts cancels in.'),
   PIPELINE_MAX_STEPS: int(8, 1, 32).describe('Steps a pipeline (POST /v1/pipelines) may have; more is refused with 400 `invalid_request`.'),
   PIPELINE_MAX_ACTIVE: int(10, 1).describe(
-    'Pipelines a workspace may have pending or running at once; past it, a create or resume answers 429 `rate_limited` until one ends.',
+    "Pipelines created through POST /v1/pipelines a workspace may have pending or running at once (a batch's pipeline items are not counted: their batch bounds them); past it, a create or resume answers 429 `rate_limited` until one ends.",
   ),
   REUSE_PRICE_CREDITS: int(0, 0, 1_000_000).describe(
     "Credits a job answered from an identical earlier request costs (docs/api/reuse.md; at most the model's price): its create charges the model's price, and the difference is refunded when it is answered. Read by the workers that answer it.",

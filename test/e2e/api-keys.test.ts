@@ -163,6 +163,25 @@ describe('rules', () => {
     assert.equal(after.n, before.n, 'nothing was created');
   });
 
+  test("a key limited to images is refused a batch whose pipeline item has a video step, naming the step's kind", async () => {
+    const k = await mint({ scopes: ['read', 'generate'], allowed_kinds: ['image'] });
+    const still = { id: 'still', kind: 'image', body: { prompt: 'a still', model: 'nano-banana-2', aspect_ratio: '16:9', count: 1 } };
+    const clip = {
+      id: 'clip',
+      kind: 'video',
+      body: { prompt: 'a pan', model: 'seedance-1.5', resolution: '480p', duration: 4, start_frame_file_id: { from: 'still', output: 0 } },
+    };
+    const batch = (steps: unknown[]) => ({ project_id: t.projectId, items: [{ custom_id: 'promo', kind: 'pipeline', body: { steps } }] });
+    for (const path of ['/v1/batches', '/v1/batches?dry_run=true']) {
+      const r = await api(gw.baseUrl, k.key).post(path, batch([still, clip]));
+      assertScopeDenied(r, 'allowed_kinds', path);
+      assert.match(r.body.error.message, /video/);
+    }
+    // Its image steps alone are within the key's kinds (the item's own kind, pipeline, is not a rule's).
+    const ok = await api(gw.baseUrl, k.key).post('/v1/batches?dry_run=true', batch([still]));
+    assert.equal(ok.status, 200, ok.text);
+  });
+
   test('an expired key answers 401 on every gateway', async () => {
     const k = await mint({ scopes: ['read'], expires_at: new Date(Date.now() + 3_000).toISOString() });
     assert.equal((await api(gw.baseUrl, k.key).get('/v1/balance')).status, 200, 'usable before its expiry');

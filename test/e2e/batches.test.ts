@@ -3,7 +3,10 @@
 // a 200-item batch over three kinds completes with one signed batch.completed and a manifest of 200
 // rows matching the jobs (JSON, JSON Lines and CSV), charged exactly the items' prices at priority
 // low; its one failing item is refunded alone, and a retry runs that item alone again; a cancel
-// mid-way charges only the items already started; a create is validated whole, naming the item.
+// mid-way charges only the items already started; a create is validated whole, naming the item; a
+// pipeline item runs its steps at priority low, fails at a step it cannot pay for, and a retry
+// resumes it from that step (the step that completed never paid again), outside the workspace's
+// limit on pipelines created directly.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { verifyWebhook } from '@mediagen/client/webhooks';
@@ -13,6 +16,7 @@ import { insertActor, insertVoice } from '../support/fixtures.js';
 import { ledgerCharges } from '../support/ledger.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
+import { adjustCredits } from '../../db/repos/workspaces.js';
 import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
 import type { Config } from '../../shared/config.js';
 import { batchEventDataSchema } from '../../shared/batches.js';
@@ -32,6 +36,8 @@ before(async () => {
     WEBHOOK_RETRY_MAX_INTERVAL_MS: '300',
     LOCAL_RENDER_FAULTS: 'true',
     BATCH_START_PER_SECOND: '20',
+    // One pipeline created through POST /v1/pipelines at a time: a batch's pipeline items are not counted.
+    PIPELINE_MAX_ACTIVE: '1',
     RATE_LIMIT_GENERATE_PER_MIN: '10000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
   });
@@ -59,6 +65,22 @@ const video = (customId: string) => ({
   custom_id: customId,
   kind: 'video',
   body: { prompt: `a slow pan ${customId}`, model: 'seedance-1.5', aspect_ratio: '16:9', resolution: '480p', duration: 4 },
+});
+/** A pipeline item: a still, then a clip from it. */
+const stillThenClip = (customId: string, clipPrompt = `a slow pan ${customId}`) => ({
+  custom_id: customId,
+  kind: 'pipeline',
+  body: {
+    steps: [
+      { id: 'still', kind: 'image', body: { prompt: `a lighthouse ${customId}`, model: 'nano-banana-2', aspect_ratio: '16:9', count: 1 } },
+      {
+        id: 'clip',
+        kind: 'video',
+        body: { prompt: clipPrompt, model: 'seedance-1.5', resolution: '480p', duration: 4, start_frame_file_id: { from: 'still', output: 0 } },
+      },
+    ],
+    tags: ['promo'],
+  },
 });
 const talking = (customId: string, actorId: string, voiceId: string) => ({
   custom_id: customId,
@@ -196,9 +218,9 @@ describe('batches', () => {
     const csv = await api(gw.baseUrl, t.apiKey).call('GET', `/v1/batches/${id}/manifest`, undefined, { accept: 'text/csv' });
     assert.match(String(csv.headers.get('content-type')), /^text\/csv/);
     const csvLines = csv.text.trimEnd().split('\r\n');
-    assert.equal(csvLines[0], 'custom_id,job_id,status,output_urls,credits,error_code');
+    assert.equal(csvLines[0], 'custom_id,job_id,status,output_urls,credits,error_code,pipeline_id');
     assert.equal(csvLines.length, 201);
-    assert.equal(csvLines[78], `img-77,${rows[77]!.job_id},failed,,0,generation_failed`);
+    assert.equal(csvLines[78], `img-77,${rows[77]!.job_id},failed,,0,generation_failed,`);
 
     // One batch.completed, signed, with the final counts.
     const event = await waitFor('batch.completed delivered', () => receiver.at('/batch')[0], 60_000);
@@ -343,5 +365,166 @@ describe('batches', () => {
       [['broke', null, 'failed', 0, 'insufficient_credits']],
     );
     assert.equal(await creditsOf(t), 0);
+  });
+
+  test('pipeline items: each step at priority low, a step it cannot pay for fails the item alone, and a retry resumes it from that step, the completed step never paid again', async () => {
+    const t = await createTenant(tdb.db, 1_000_000);
+    const items = [stillThenClip('promo'), image('solo')];
+    const quote = await api(gw.baseUrl, t.apiKey).post('/v1/batches?dry_run=true', { project_id: t.projectId, items });
+    assert.equal(quote.status, 200, quote.text);
+    // The pipeline item is priced as POST /v1/pipelines prices its steps, each at priority low.
+    const atLow = stillThenClip('promo').body.steps.map((s) => ({ ...s, body: { ...s.body, priority: 'low' } }));
+    const direct = await api(gw.baseUrl, t.apiKey).post('/v1/pipelines?dry_run=true', { project_id: t.projectId, steps: atLow });
+    assert.equal(direct.status, 200, direct.text);
+    const [still, clip] = direct.body.data.steps.map((s: { price: number }) => s.price) as [number, number];
+    assert.deepEqual(
+      quote.body.data.items.map((i: { price: number }) => i.price),
+      [still + clip, quote.body.data.items[1].price],
+    );
+    const solo = quote.body.data.items[1].price as number;
+
+    // Enough for the image item and the still, one credit short of the clip: the pipeline fails at its second step.
+    const poor = await createTenant(tdb.db, solo + still + clip - 1);
+    const created = await api(gw.baseUrl, poor.apiKey).post('/v1/batches', { project_id: poor.projectId, items });
+    assert.equal(created.status, 200, created.text);
+    assert.equal(created.body.data.price, solo + still + clip);
+    const id = created.body.data.id as string;
+    const first = await ended(poor, id, 300_000);
+    assert.equal(first.status, 'completed');
+    assert.deepEqual([first.counts.completed, first.counts.failed], [1, 1], JSON.stringify(first.counts));
+    const [promo] = await itemRows(id);
+    assert.ok(promo!.pipeline_id, 'the pipeline item has its pipeline');
+    const pipeline = await api(gw.baseUrl, poor.apiKey).get(`/v1/pipelines/${promo!.pipeline_id}`);
+    assert.equal(pipeline.status, 200, pipeline.text);
+    assert.equal(pipeline.body.data.status, 'failed');
+    assert.equal(pipeline.body.data.error.code, 'insufficient_credits');
+    assert.deepEqual(pipeline.body.data.tags, ['promo'], "the item's labels are its pipeline's");
+    const stillJob = pipeline.body.data.steps[0].job_id as string;
+    const stillRow = await tdb.db.selectFrom('jobs').selectAll().where('id', '=', stillJob).executeTakeFirstOrThrow();
+    assert.equal(stillRow.priority, 'low', 'a step runs at the batch priority');
+    assert.equal(stillRow.price, still);
+    let manifest = await api(gw.baseUrl, poor.apiKey).get(`/v1/batches/${id}/manifest`);
+    assert.deepEqual(
+      manifest.body.data.map((m: any) => [m.custom_id, m.job_id, m.pipeline_id, m.status, m.credits, m.error?.code ?? null, m.output_urls.length]),
+      [
+        ['promo', null, promo!.pipeline_id, 'failed', still, 'insufficient_credits', 0],
+        ['solo', (await itemRows(id))[1]!.job_id, null, 'completed', solo, null, 1],
+      ],
+    );
+    assert.equal(await creditsOf(poor), clip - 1, 'the image item and the still were paid, the clip was not');
+
+    // Credits added; the retry resumes the pipeline at the clip.
+    await adjustCredits(tdb.db, poor.workspaceId, 1, 'the clip');
+    const retried = await api(gw.baseUrl, poor.apiKey).post(`/v1/batches/${id}/retry`);
+    assert.equal(retried.status, 200, retried.text);
+    const second = await waitFor(
+      'the retried batch to complete',
+      async () => {
+        const b = await batchOf(poor, id);
+        return b.status === 'completed' && b.counts.completed === 2 ? b : undefined;
+      },
+      300_000,
+      500,
+    );
+    assert.equal(second.charged, solo + still + clip, 'every step and item paid once');
+    const resumed = (await api(gw.baseUrl, poor.apiKey).get(`/v1/pipelines/${promo!.pipeline_id}`)).body.data;
+    assert.equal(resumed.status, 'completed');
+    assert.deepEqual(resumed.steps[0].jobs, [stillJob], 'the still ran once');
+    // Its first attempt was refused at its charge, before any job was made; the resume's is attempt 1.
+    assert.deepEqual(resumed.steps[1].jobs.length, 1);
+    assert.match(resumed.steps[1].jobs[0], /-s1-a1$/, 'the clip ran as its second attempt');
+    manifest = await api(gw.baseUrl, poor.apiKey).get(`/v1/batches/${id}/manifest`);
+    const row = manifest.body.data[0];
+    assert.deepEqual([row.status, row.credits, row.error, row.pipeline_id], ['completed', still + clip, null, promo!.pipeline_id]);
+    assert.equal(row.output_urls.length, 1, "the manifest gives the pipeline's last step's output");
+    const media = await fetch(row.output_urls[0]);
+    assert.equal(media.status, 200);
+    assert.match(String(media.headers.get('content-type')), /^video\//);
+    assert.equal(await creditsOf(poor), 0);
+    const jobIds = await tdb.db.selectFrom('jobs').select('id').where('workspace_id', '=', poor.workspaceId).execute();
+    const nets = await Promise.all(jobIds.map(async (j) => (await ledgerCharges(tdb.db, j.id)).net));
+    assert.equal(
+      nets.reduce((a, b) => a + b, 0),
+      solo + still + clip,
+      "the jobs' ledger nets to the prices",
+    );
+  });
+
+  test("a batch's pipeline items are not counted in the workspace's limit on pipelines created directly", async () => {
+    const t = await createTenant(tdb.db, 1_000_000);
+    const created = await api(gw.baseUrl, t.apiKey).post('/v1/batches', {
+      project_id: t.projectId,
+      items: [stillThenClip('held', 'a slow pan [latency:15000]')],
+    });
+    assert.equal(created.status, 200, created.text);
+    const id = created.body.data.id as string;
+    const pipelineId = await waitFor(
+      "the item's pipeline to run",
+      async () => {
+        const [row] = await itemRows(id);
+        const p = row?.pipeline_id ? await tdb.db.selectFrom('pipelines').selectAll().where('id', '=', row.pipeline_id).executeTakeFirst() : undefined;
+        return p?.status === 'running' ? p.id : undefined;
+      },
+      120_000,
+      100,
+    );
+    const steps = [
+      { id: 'still', kind: 'image', body: { prompt: 'a held lighthouse [latency:15000]', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } },
+    ];
+    const own = await api(gw.baseUrl, t.apiKey).post('/v1/pipelines', { project_id: t.projectId, steps });
+    assert.equal(own.status, 200, `PIPELINE_MAX_ACTIVE is 1 and the batch's pipeline is not counted: ${own.text}`);
+    assertApiError(await api(gw.baseUrl, t.apiKey).post('/v1/pipelines', { project_id: t.projectId, steps }), 429, 'rate_limited');
+    const batchPipeline = await tdb.db.selectFrom('pipelines').selectAll().where('id', '=', pipelineId).executeTakeFirstOrThrow();
+    assert.notEqual(batchPipeline.status, 'completed', "the batch's pipeline was still running when the workspace's own pipeline was created");
+    const done = await ended(t, id, 300_000);
+    assert.deepEqual([done.status, done.counts.completed], ['completed', 1]);
+  });
+
+  test('a pipeline item is validated as a pipeline create, its refusals naming the item and the step', async () => {
+    const t = await createTenant(tdb.db, 1000);
+    const post = (body: unknown) => api(gw.baseUrl, t.apiKey).post('/v1/batches', body);
+    const item = stillThenClip('pl');
+    const withSteps = (steps: unknown[]) => ({ project_id: t.projectId, items: [image('a'), { ...item, body: { steps } }] });
+    const [s0, s1] = item.body.steps;
+    const cases: [unknown, number, string, RegExp][] = [
+      [
+        withSteps([s1, s0]),
+        400,
+        'invalid_request',
+        /^items\[1\] \(custom_id "pl"\)\.body\.steps\[0\]\.body\.start_frame_file_id: step "still" does not run before/,
+      ],
+      [
+        withSteps([{ ...s0, body: { ...s0!.body, priority: 'high' } }]),
+        400,
+        'invalid_request',
+        /^items\[1\] \(custom_id "pl"\)\.body\.steps\[0\]\.body\.priority: every item runs at priority low/,
+      ],
+      [withSteps([{ ...s0, body: { ...s0!.body, model: 'nope' } }]), 400, 'invalid_model', /^items\[1\] \(custom_id "pl"\)\.body\.steps\[0\]\.body/],
+      [
+        withSteps([s0, { ...s1, body: { ...s1!.body, duration: 99 } }]),
+        400,
+        'invalid_request',
+        /^items\[1\] \(custom_id "pl"\)\.body\.steps\[1\]\.body\.duration/,
+      ],
+      [
+        withSteps([s0, { ...s1, id: 'still' }]),
+        400,
+        'invalid_request',
+        /^items\[1\] \(custom_id "pl"\)\.body\.steps\[1\]\.id: step id "still" is used by an earlier step/,
+      ],
+      [{ project_id: t.projectId, items: [{ ...item, body: { ...item.body, webhook_url: 'https://example.com/h' } }] }, 400, 'invalid_request', /webhook_url/],
+      [withSteps([]), 400, 'invalid_request', /^items\[1\] \(custom_id "pl"\)\.body\.steps/],
+    ];
+    for (const [body, status, code, message] of cases) {
+      const r = await post(body);
+      assertApiError(r, status, code);
+      assert.match(r.body.error.message, message);
+    }
+    assert.equal(
+      await tdb.db.selectFrom('batches').select('id').where('workspace_id', '=', t.workspaceId).executeTakeFirst(),
+      undefined,
+      'nothing was written',
+    );
+    assert.equal(await tdb.db.selectFrom('pipelines').select('id').where('workspace_id', '=', t.workspaceId).executeTakeFirst(), undefined);
   });
 });

@@ -148,6 +148,9 @@ async function seed(db: Database): Promise<void> {
   await run(sql`insert into batch_items (batch_id, position, custom_id, kind, model, body, params, price, status, attempt, job_id, jobs) values
     ('bat_done', 0, 'row-1', 'image', 'nano-banana-2', '{"prompt":"a fox"}'::jsonb, '{"prompt":"a fox"}'::jsonb, 100, 'started', 1, 'job_done', '{job_done}'),
     ('bat_done', 1, 'row-2', 'video', 'seedance-1.5', '{"prompt":"a pan"}'::jsonb, '{}'::jsonb, 40, 'canceled', 0, null, '{}')`);
+  // A pipeline item (0150_batch_pipelines): its pipeline, made by the batch.
+  await run(sql`update batch_items set pipeline_id = 'pipe_failed' where batch_id = 'bat_done' and position = 1`);
+  await run(sql`update pipelines set batch_id = 'bat_done' where id = 'pipe_failed'`);
   await run(sql`insert into bulk_actions (id, workspace_id, api_key_id, action, selector, status, job_count, workflow_started) values
     ('bulk_done', 'ws_a', 'key_a', 'cancel', '{"filter":{"status":"pending"}}'::jsonb, 'completed', 2, true)`);
   await run(sql`insert into bulk_action_jobs (bulk_action_id, job_id, status, reason) values

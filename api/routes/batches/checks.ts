@@ -1,17 +1,30 @@
 // A batch's create validated whole before anything is written: the request's shape, then each item
 // (its custom_id unique in the batch, its body as its kind's create endpoint validates it — model,
 // settings, per-model rules, the uploads it names — and its price at priority low through the job
-// service's quote). A refusal names the item by its index and custom_id:
-// `items[2] (custom_id "row-3").body.duration: seedance-1.5 supports 5, 10 seconds`.
+// service's quote; a pipeline item's steps as POST /v1/pipelines checks them, references included,
+// each priced at priority low). A refusal names the item by its index and custom_id:
+// `items[2] (custom_id "row-3").body.duration: seedance-1.5 supports 5, 10 seconds`,
+// `items[4] (custom_id "promo").body.steps[1].body.start_frame_file_id: step "clip" outputs video, an image is expected`.
 import { z } from 'zod';
 import type { Queryable } from '../../../db/index.js';
 import type { NewBatchItem } from '../../../db/repos/batches.js';
 import type { JobService } from '../../../jobs/index.js';
-import { jobKinds, type JobKind } from '../../../shared/kinds/index.js';
-import { BATCH_ITEM_PRIORITY, batchCreateBody, CUSTOM_ID_PATTERN, itemBodySchemas, itemExcludedFields } from '../../../shared/batches.js';
+import type { JobKind } from '../../../shared/kinds/index.js';
+import {
+  BATCH_ITEM_PRIORITY,
+  batchCreateBody,
+  batchItemKinds,
+  CUSTOM_ID_PATTERN,
+  itemBodySchemas,
+  itemExcludedFields,
+  pipelineItemBody,
+  type BatchItemKind,
+} from '../../../shared/batches.js';
+import { stepExcludedFields, type PipelineCreateBody } from '../../../shared/pipelines.js';
 import { ApiError, invalidRequest } from '../../errors.js';
 import { kindSpec } from '../jobs/kinds.js';
 import { checkModel, createRefusal } from '../jobs/router.js';
+import { checkSteps, parseWithSteps } from '../pipelines/checks.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -37,15 +50,26 @@ function issuesText(error: z.ZodError, at: string): string {
     .join('; ');
 }
 
+/** What a pipeline item's body and its steps must not carry, each with why. */
+const pipelineItemExcluded = { ...stepExcludedFields, ...itemExcludedFields };
+
+interface ParsedItem {
+  customId: string;
+  kind: BatchItemKind;
+  /** The kind's item body; a pipeline item's: its steps and labels (shared/batches.ts pipelineItemBody). */
+  body: Record<string, unknown>;
+}
+
 /** One item parsed: its custom_id, kind and body (the kind's item body), or 400 naming it. */
-function parseItem(raw: unknown, i: number): { customId: string; kind: JobKind; body: Record<string, unknown> } {
+function parseItem(raw: unknown, i: number): ParsedItem {
   const at = itemAt(i, raw);
   if (!isObject(raw)) throw invalidRequest(`${at}: must be an object with custom_id, kind and body`);
   const head = z
-    .strictObject({ custom_id: z.string().regex(CUSTOM_ID_PATTERN, 'must match ^[A-Za-z0-9_.:-]{1,64}$'), kind: z.enum(jobKinds), body: z.unknown() })
+    .strictObject({ custom_id: z.string().regex(CUSTOM_ID_PATTERN, 'must match ^[A-Za-z0-9_.:-]{1,64}$'), kind: z.enum(batchItemKinds), body: z.unknown() })
     .safeParse(raw);
   if (!head.success) throw invalidRequest(issuesText(head.error, at));
   const { custom_id: customId, kind } = head.data;
+  if (kind === 'pipeline') return { customId, kind, body: parseWithSteps(pipelineItemBody, head.data.body, [at, 'body'], pipelineItemExcluded) };
   if (isObject(head.data.body)) {
     try {
       checkModel(kindSpec(kind), head.data.body);
@@ -63,14 +87,14 @@ function prefixed(err: unknown, at: string, projectId: string): unknown {
   const e = createRefusal(err, projectId);
   if (!(e instanceof ApiError) || (e.status !== 400 && e.status !== 404)) return e;
   const own = e.message.replace(/^body: /, '');
-  const message = /^[A-Za-z_][A-Za-z0-9_.]*: /.test(own) ? `${at}.${own}` : `${at}: ${own}`;
+  const message = /^[A-Za-z_][A-Za-z0-9_.[\]]*: /.test(own) ? `${at}.${own}` : `${at}: ${own}`;
   return new ApiError(e.status, e.code, message, e.extra);
 }
 
 export interface ParsedBatch {
   project_id: string;
   webhook_url?: string;
-  items: { customId: string; kind: JobKind; body: Record<string, unknown> }[];
+  items: ParsedItem[];
 }
 
 /** The create's body parsed: the envelope, then every item (at most `maxItems`), custom_ids unique. */
@@ -91,24 +115,65 @@ export function parseBatchCreate(raw: unknown, maxItems: number): ParsedBatch {
   return { project_id, ...(webhook_url !== undefined ? { webhook_url } : {}), items: out };
 }
 
-/** Every item prepared as its kind's create prepares it, and priced at priority low (the job service's quote), in `q`. */
-export async function checkItems(jobs: JobService, body: ParsedBatch, q: Queryable, workspaceId: string): Promise<NewBatchItem[]> {
+/** A job item prepared as its kind's create prepares it, and priced at priority low (the job service's quote). */
+async function checkJobItem(
+  jobs: JobService,
+  item: ParsedItem & { kind: JobKind },
+  projectId: string,
+  q: Queryable,
+  workspaceId: string,
+): Promise<NewBatchItem> {
+  const prepared = await kindSpec(item.kind).prepare({ ...item.body, project_id: projectId }, q, workspaceId);
+  const quote = await jobs.quote(q, { workspaceId, projectId, ...prepared, priority: BATCH_ITEM_PRIORITY });
+  return {
+    customId: item.customId,
+    kind: item.kind,
+    model: prepared.model,
+    body: item.body,
+    params: prepared.params as Record<string, unknown>,
+    deadlineSeconds: (item.body.deadline_seconds as number | undefined) ?? null,
+    price: quote.price,
+  };
+}
+
+/**
+ * A pipeline item checked as POST /v1/pipelines checks its steps (each step at priority low, the
+ * batch's), and priced at their sum. Its params hold the steps as checked, which its pipeline is
+ * made of when the item starts.
+ */
+async function checkPipelineItem(
+  jobs: JobService,
+  item: ParsedItem,
+  projectId: string,
+  q: Queryable,
+  workspaceId: string,
+  maxSteps: number,
+): Promise<NewBatchItem> {
+  const own = item.body as Pick<PipelineCreateBody, 'steps' | 'metadata' | 'tags'>;
+  const atLow = own.steps.map((s) => ({ ...s, body: { ...s.body, priority: BATCH_ITEM_PRIORITY } }));
+  const checked = await checkSteps(jobs, { ...own, project_id: projectId, steps: atLow } as PipelineCreateBody, q, workspaceId, maxSteps);
+  return {
+    customId: item.customId,
+    kind: 'pipeline',
+    model: checked.map((s) => s.model).join(','),
+    body: item.body,
+    params: { steps: checked.map(({ outputCount: _count, ...step }) => step) },
+    deadlineSeconds: null,
+    price: checked.reduce((n, s) => n + s.price, 0),
+  };
+}
+
+/** Every item prepared as its kind's create (or a pipeline's) prepares it, and priced at priority low, in `q`. */
+export async function checkItems(jobs: JobService, body: ParsedBatch, q: Queryable, workspaceId: string, maxPipelineSteps: number): Promise<NewBatchItem[]> {
   const checked: NewBatchItem[] = [];
   for (const [i, item] of body.items.entries()) {
     const at = `items[${i}] (custom_id "${item.customId}")`;
     try {
-      const full = { ...item.body, project_id: body.project_id };
-      const prepared = await kindSpec(item.kind).prepare(full, q, workspaceId);
-      const quote = await jobs.quote(q, { workspaceId, projectId: body.project_id, ...prepared, priority: BATCH_ITEM_PRIORITY });
-      checked.push({
-        customId: item.customId,
-        kind: item.kind,
-        model: prepared.model,
-        body: item.body,
-        params: prepared.params as Record<string, unknown>,
-        deadlineSeconds: (item.body.deadline_seconds as number | undefined) ?? null,
-        price: quote.price,
-      });
+      checked.push(
+        item.kind === 'pipeline'
+          ? await checkPipelineItem(jobs, item, body.project_id, q, workspaceId, maxPipelineSteps)
+          : await checkJobItem(jobs, { ...item, kind: item.kind }, body.project_id, q, workspaceId),
+      );
     } catch (err) {
       throw prefixed(err, `${at}.body`, body.project_id);
     }

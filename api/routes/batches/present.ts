@@ -1,11 +1,14 @@
 // A batch as the API answers it (its record, with its items counted by status) and its manifest
-// (JSON, JSON Lines or CSV), read from the batch, its items and their jobs.
+// (JSON, JSON Lines or CSV), read from the batch, its items and their jobs (a pipeline item: its
+// pipeline, its last step's outputs, its steps' jobs).
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../../deps.js';
 import type { Queryable } from '../../../db/index.js';
 import type { Batch, BatchItem } from '../../../db/batch-schema.js';
 import type { Job } from '../../../db/schema.js';
+import type { Pipeline, PipelineStep } from '../../../db/pipeline-schema.js';
 import * as repo from '../../../db/repos/batches.js';
+import { stepsOfMany } from '../../../db/repos/pipelines.js';
 import { csvDocument } from '../../../shared/csv.js';
 import { MANIFEST_COLUMNS, type BatchItemStatus, type BatchRecord, type ManifestRow } from '../../../shared/batches.js';
 
@@ -28,28 +31,55 @@ export async function presentBatch(q: Queryable, b: Batch): Promise<BatchRecord>
   };
 }
 
-/** An item's status: its own until it has a job, its job's after. */
-function statusOf(item: BatchItem, job: Job | null): BatchItemStatus {
+/** An item's status: its own until it has a job (or pipeline), its job's (its pipeline's: running reads as generating) after. */
+function statusOf(item: BatchItem, job: Job | null, pipeline: Pipeline | null): BatchItemStatus {
   if (item.status !== 'started') return item.status === 'waiting' || item.status === 'canceled' || item.status === 'failed' ? item.status : 'waiting';
+  if (pipeline) return pipeline.status === 'running' ? 'generating' : pipeline.status;
   return job?.status ?? 'pending';
+}
+
+/** A pipeline item's part of its row: its last step's outputs once completed, its steps' jobs (every attempt's), its error. */
+async function pipelinePart(deps: AppDeps, p: Pipeline, steps: PipelineStep[], credits: Map<string, number>) {
+  const last = steps[steps.length - 1];
+  return {
+    output_urls: p.status === 'completed' && last ? await Promise.all((last.outputs ?? []).map((o) => deps.storage.url(o.key))) : [],
+    credits: steps.flatMap((s) => s.jobs).reduce((n, id) => n + (credits.get(id) ?? 0), 0),
+    error: p.error ? { code: p.error.code, message: p.error.message } : null,
+  };
 }
 
 /** The manifest's rows, in item order: output URLs signed now, credits net over every attempt's job. */
 async function manifestRows(deps: AppDeps, b: Batch): Promise<ManifestRow[]> {
   const rows = await repo.itemsWithJobs(deps.db, b.id);
-  const credits = await repo.creditsByJob(
+  const steps = await stepsOfMany(
     deps.db,
-    rows.flatMap((r) => r.item.jobs),
+    rows.flatMap((r) => (r.pipeline ? [r.pipeline.id] : [])),
   );
+  const credits = await repo.creditsByJob(deps.db, [...rows.flatMap((r) => r.item.jobs), ...steps.flatMap((s) => s.jobs)]);
   return Promise.all(
-    rows.map(async ({ item, job }) => ({
-      custom_id: item.custom_id,
-      job_id: job?.id ?? null,
-      status: statusOf(item, job),
-      output_urls: job?.status === 'completed' ? await Promise.all((job.outputs ?? []).map((o) => deps.storage.url(o.key))) : [],
-      credits: item.jobs.reduce((n, id) => n + (credits.get(id) ?? 0), 0),
-      error: job?.error ? { code: job.error.code, message: job.error.message } : (item.error ?? null),
-    })),
+    rows.map(async ({ item, job, pipeline }) => {
+      const own = pipeline
+        ? await pipelinePart(
+            deps,
+            pipeline,
+            steps.filter((s) => s.pipeline_id === pipeline.id),
+            credits,
+          )
+        : {
+            output_urls: job?.status === 'completed' ? await Promise.all((job.outputs ?? []).map((o) => deps.storage.url(o.key))) : [],
+            credits: item.jobs.reduce((n, id) => n + (credits.get(id) ?? 0), 0),
+            error: job?.error ? { code: job.error.code, message: job.error.message } : null,
+          };
+      return {
+        custom_id: item.custom_id,
+        job_id: job?.id ?? null,
+        status: statusOf(item, job, pipeline),
+        output_urls: own.output_urls,
+        credits: own.credits,
+        error: own.error ?? item.error ?? null,
+        pipeline_id: pipeline?.id ?? null,
+      };
+    }),
   );
 }
 
@@ -63,7 +93,7 @@ export async function manifestAnswer(req: Request, res: Response, deps: AppDeps,
     return;
   }
   if (wants === 'text/csv') {
-    const lines = rows.map((r) => [r.custom_id, r.job_id ?? '', r.status, r.output_urls.join(' '), r.credits, r.error?.code ?? '']);
+    const lines = rows.map((r) => [r.custom_id, r.job_id ?? '', r.status, r.output_urls.join(' '), r.credits, r.error?.code ?? '', r.pipeline_id ?? '']);
     res.type('text/csv; charset=utf-8; header=present').send(csvDocument([[...MANIFEST_COLUMNS], ...lines]));
     return;
   }

@@ -46,7 +46,7 @@ async function checkCreate({ deps, jobs }: BatchServices, body: ParsedBatch, q: 
     throw new ApiError(403, 'forbidden', `project ${body.project_id} is not in this workspace`);
   });
   if (body.webhook_url !== undefined) await requestedWebhook(q, workspaceId, { webhook_url: body.webhook_url }, deps.config);
-  return checkItems(jobs, body, q, workspaceId);
+  return checkItems(jobs, body, q, workspaceId, deps.config.PIPELINE_MAX_STEPS);
 }
 
 /** Starts the batch's parent workflow after commit; a failed start is the reconciler's to retry. */
@@ -81,7 +81,8 @@ batchEndpoints.add({
   path: '/v1/batches',
   summary: 'Create a batch (extension)',
   description:
-    'Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch. ' +
+    'Many job creates submitted as one: each item is a create body of a job kind (without project_id, priority and webhook fields) with your `custom_id`, unique in the batch, ' +
+    "or (kind pipeline) a pipeline's steps, run as POST /v1/pipelines runs them, each step at priority low. " +
     'Validated whole (every item as its create endpoint validates it; a refusal names the item by index and custom_id); nothing is charged at create: ' +
     "each item runs at priority low and is charged that price when its job starts, refunded as any job is. Items start at a bounded rate (BATCH_START_PER_SECOND, default 50 a second); another workspace's jobs never wait behind a batch. " +
     'When every item ended, the batch completes: one batch.completed to webhook_url, and its manifest (GET /v1/batches/{id}/manifest). ' +
@@ -206,6 +207,7 @@ batchEndpoints.add({
   summary: 'Retry the failed items of a batch (extension)',
   description:
     'Every failed item (its job failed, or its charge was refused; never one canceled) runs again as a new job, charged its price when it starts; completed items are never run or paid again. ' +
+    "A failed pipeline item's pipeline is resumed from its failed step: its completed steps are never run or paid again. " +
     'The batch runs again and sends one more batch.completed when every item ended. A canceled batch, or one without failed items, answers 409 not_resumable.',
   tags: [TAG],
   scope: 'generate',
@@ -230,13 +232,14 @@ batchEndpoints.add({
   path: '/v1/batches/:id/manifest',
   summary: "A batch's manifest (extension)",
   description:
-    'One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error. ' +
+    'One row per item in order: custom_id, job_id, status, output_urls (signed, each valid for the storage URL lifetime), credits (net, every attempt), error, pipeline_id ' +
+    "(a pipeline item's pipeline: its output_urls are its last step's, its credits every step's). " +
     'Answered once every item ended (else 409 not_ready). `Accept: application/jsonl` answers JSON Lines (one row a line); `Accept: text/csv` CSV (RFC 4180, a header row; output_urls joined by spaces).',
   tags: [TAG],
   scope: 'read',
   rateClass: 'poll',
   response: z.array(manifestRowSchema),
-  csv: 'a header row (custom_id, job_id, status, output_urls, credits, error_code), then one line per item',
+  csv: 'a header row (custom_id, job_id, status, output_urls, credits, error_code, pipeline_id), then one line per item',
   errors: [401, 404, 409, 429, 500],
   async handler({ req, res, services: { deps } }) {
     const b = await loadBatchOfKey(deps.db, req, res);

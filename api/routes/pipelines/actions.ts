@@ -111,27 +111,16 @@ export function addPipelineActions(endpoints: Endpoints<PipelineServices>): void
             workspaceId,
           );
         }
-        await repo.updateStep(tx, p.id, failed.position, {
-          attempt: failed.attempt + 1,
-          status: 'waiting',
-          jobId: null,
-          error: null,
-          ...(changed
-            ? {
-                body: changed.body,
-                params: changed.params,
-                refs: changed.refs,
-                model: changed.model,
-                price: changed.price,
-                priority: changed.priority,
-                deadlineSeconds: changed.deadlineSeconds,
-              }
-            : {}),
-        });
-        const price = all.reduce((n, s) => n + (changed && s.position === failed.position ? changed.price : s.price), 0);
-        // Unmarked until the new run's first step, so a start that fails below is the reconciler's to retry.
-        await repo.updatePipeline(tx, p.id, { status: 'running', error: null, completed: false, price, failedRunId: null, workflowStarted: false });
-        return all.length;
+        const resumed = changed && {
+          body: changed.body,
+          params: changed.params,
+          refs: changed.refs,
+          model: changed.model,
+          price: changed.price,
+          priority: changed.priority,
+          deadlineSeconds: changed.deadlineSeconds,
+        };
+        return repo.reopenFailedStep(tx, p.id, resumed);
       });
       // The failed run closes right after its failure's checkpoint: a resume that comes sooner waits for it.
       await awaitPipelineRunClosed(deps.temporal, p.id, 10_000);

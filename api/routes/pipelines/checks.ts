@@ -55,7 +55,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** A path as the refusals write it: the step by its index, then the field (`steps[2].body.reference_file_ids.1`). */
 function pathText(path: readonly PropertyKey[]): string {
-  return path.map((key, i) => (i === 1 && path[0] === 'steps' && typeof key === 'number' ? `[${key}]` : `${i ? '.' : ''}${String(key)}`)).join('') || 'body';
+  return path.map((key, i) => (i > 0 && path[i - 1] === 'steps' && typeof key === 'number' ? `[${key}]` : `${i ? '.' : ''}${String(key)}`)).join('') || 'body';
 }
 
 /**
@@ -63,12 +63,16 @@ function pathText(path: readonly PropertyKey[]): string {
  * both; the branch its value's type was meant for words it (an object: the reference's own fields).
  * A field a step must not carry is named with why.
  */
-function issuesAt(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+function issuesAt(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: readonly PropertyKey[],
+  excluded: Readonly<Record<string, string>> = stepExcludedFields,
+): { path: PropertyKey[]; message: string }[] {
   return issues.flatMap((issue) => {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       const fitting = issue.errors.filter((branch) => !(branch.length === 1 && branch[0]!.code === 'invalid_type' && branch[0]!.path.length === 0));
-      if (fitting.length === 1) return issuesAt(fitting[0]!, path);
+      if (fitting.length === 1) return issuesAt(fitting[0]!, path, excluded);
       // A value of none of the types (a number where an id or a reference goes): name them all.
       if (fitting.length === 0) {
         const expected = issue.errors.map((branch) => (branch[0] as { expected?: string }).expected);
@@ -76,17 +80,15 @@ function issuesAt(issues: readonly z.core.$ZodIssue[], prefix: readonly Property
       }
     }
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) =>
-        key in stepExcludedFields ? { path: [...path, key], message: stepExcludedFields[key]! } : { path, message: `Unrecognized key: "${key}"` },
-      );
+      return issue.keys.map((key) => (key in excluded ? { path: [...path, key], message: excluded[key]! } : { path, message: `Unrecognized key: "${key}"` }));
     }
     return [{ path, message: issue.message }];
   });
 }
 
 /** 400 naming the step and the field of each of the first issues. */
-function refusal(error: z.ZodError, prefix: readonly PropertyKey[] = []): ApiError {
-  const message = issuesAt(error.issues, prefix)
+function refusal(error: z.ZodError, prefix: readonly PropertyKey[] = [], excluded?: Readonly<Record<string, string>>): ApiError {
+  const message = issuesAt(error.issues, prefix, excluded)
     .slice(0, 5)
     .map((i) => `${pathText(i.path)}: ${i.message}`)
     .join('; ');
@@ -103,14 +105,28 @@ function checkStepModel(kind: unknown, body: unknown, at: string): void {
   }
 }
 
+/**
+ * A body holding `steps` (a pipeline create, a batch's pipeline item at `prefix`) parsed with
+ * `schema`, its refusals naming the step and the field (a field the body must not carry, with why
+ * from `excluded`).
+ */
+export function parseWithSteps<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  prefix: readonly PropertyKey[] = [],
+  excluded?: Readonly<Record<string, string>>,
+): z.output<S> {
+  if (isObject(raw) && Array.isArray(raw.steps)) {
+    for (const [i, step] of raw.steps.entries()) if (isObject(step)) checkStepModel(step.kind, step.body, pathText([...prefix, 'steps', i, 'body']));
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw refusal(parsed.error, prefix, excluded);
+  return parsed.data;
+}
+
 /** A create's body parsed with the published schema, its refusals naming the step and the field. */
 export function parsePipelineCreate(raw: unknown): PipelineCreateBody {
-  if (isObject(raw) && Array.isArray(raw.steps)) {
-    for (const [i, step] of raw.steps.entries()) if (isObject(step)) checkStepModel(step.kind, step.body, `steps[${i}].body`);
-  }
-  const parsed = pipelineCreateBody.safeParse(raw);
-  if (!parsed.success) throw refusal(parsed.error);
-  return parsed.data;
+  return parseWithSteps(pipelineCreateBody, raw);
 }
 
 /**

@@ -63,7 +63,7 @@ pipelineEndpoints.add({
     'Several generations run in order as one durable job: each step is a create body of a job kind whose upload inputs may reference an earlier step\'s output ({"from": "<step id>", "output": <index>}). ' +
     'Validated whole (every step as its create endpoint validates it, every reference: an earlier step, an existing output, the media type the field takes); nothing is charged at create: ' +
     'each step is charged its price when it starts, as the job it creates (GET /v1/pipelines/{id} names it), and refunded as any job is. ' +
-    `?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines pending or running per workspace (default 10; else 429).${IDEMPOTENCY_NOTE}`,
+    `?dry_run=true answers the quote instead. At most PIPELINE_MAX_STEPS steps (default 8) and PIPELINE_MAX_ACTIVE pipelines created here pending or running per workspace (default 10; else 429; a batch's pipeline items are not counted).${IDEMPOTENCY_NOTE}`,
   tags: [TAG],
   scope: 'generate',
   rateClass: 'generate',
