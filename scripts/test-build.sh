@@ -1,6 +1,6 @@
 # Sourced by scripts/test.sh and scripts/test-unit.sh: an incremental build of everything (tests
 # included) into dist/. dist/ and tsc's build info are kept between runs, so a warm run compiles only
-# what changed and skips the workflow bundle when its inputs did not change (scripts/bundle-workflows.ts).
+# what changed and skips the workflow bundle when its inputs did not change (scripts/build/bundle-workflows.ts).
 
 # Outputs whose source is gone (a test file deleted or renamed must stop running), and a full emit
 # when an output is missing (tsc's build info alone would think it is still there).

@@ -19,7 +19,7 @@ type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
 // A CommonJS package: its enums through the default export.
 const { WorkerDeploymentVersionStatus: VersionStatus, VersionDrainageStatus: DrainageStatus, TaskQueueType } = protos.temporal.api.enums.v1;
 
-/** Written by `npm run build` (scripts/build-id.ts): the content hash of the runtime code. */
+/** Written by `npm run build` (scripts/build/build-id.ts): the content hash of the runtime code. */
 const buildIdPath = fileURLToPath(new URL('../build-id', import.meta.url));
 
 export interface Versioning {

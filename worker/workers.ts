@@ -39,7 +39,7 @@ const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta
  * seconds, one status call, so a process carries many (each costs a few KB between polls).
  */
 const PROVIDER_WAIT_CONCURRENCY = 1000;
-/** Built by `npm run build` (scripts/bundle-workflows.ts); used when present so workers start fast. */
+/** Built by `npm run build` (scripts/build/bundle-workflows.ts); used when present so workers start fast. */
 const defaultBundlePath = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
 
 /**

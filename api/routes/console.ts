@@ -1,4 +1,4 @@
-// GET /console: the customer console (console/, bundled by scripts/build-console.ts into
+// GET /console: the customer console (console/, bundled by scripts/build/build-console.ts into
 // dist/console). Static files only; the page reaches the API with the TypeScript client over the
 // session cookie (api/console-session.ts). Read from disk once, on first request.
 import { Router, type RequestHandler } from 'express';

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 import { createTenant, createTestDatabase } from '../../test/support/stack.js';
 import { spawnGateway } from '../../test/integration/gateway-harness.js';
-import { chromiumPath, headlessChromiumArgs } from '../headless-chromium.js';
+import { chromiumPath, headlessChromiumArgs } from '../screenshots/headless-chromium.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.split('=') as [string, string]));
 const RUNS = Number(args.runs ?? 10);

@@ -21,7 +21,7 @@ import { startGateway, startWorkers, type InProcessGateway, type Workers } from 
 import { colourSummary, decodePng } from '../support/png-pixels.js';
 import { seedDemo, type DemoSeed } from '../../admin/seed.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
-import { chromiumPath, headlessChromiumArgs } from '../../scripts/headless-chromium.js';
+import { chromiumPath, headlessChromiumArgs } from '../../scripts/screenshots/headless-chromium.js';
 import { runAdmin } from '../../admin/main.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';

@@ -1,7 +1,7 @@
 // `npm run dev` with its trace viewer: the script starts the viewer (Arize Phoenix, installed into the
 // cache on first use) beside the test stack's services, which it reuses through the variables,
 // prints its URL next to the Temporal UI's, and traces the gateway and the worker to it; a job made
-// through the gateway then opens in the viewer (scripts/screenshot-trace.ts, headless Chromium: it
+// through the gateway then opens in the viewer (scripts/screenshots/screenshot-trace.ts, headless Chromium: it
 // checks the workflow memo names the trace of the answer's X-Trace-Id and waits until the viewer's
 // page shows the request, the workflow and the provider activity). Ctrl-C stops the viewer too.
 import { test, describe, before, after } from 'node:test';
@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { waitFor } from '../support/stack.js';
 import { startDevSh, type DevSh } from '../support/dev-sh.js';
 
-const screenshotTrace = fileURLToPath(new URL('../../scripts/screenshot-trace.js', import.meta.url));
+const screenshotTrace = fileURLToPath(new URL('../../scripts/screenshots/screenshot-trace.js', import.meta.url));
 
 describe('npm run dev with its trace viewer', () => {
   let dev: DevSh;

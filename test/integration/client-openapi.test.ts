@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
 import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
-import { clientTypesPath, clientTypesSource } from '../../scripts/client-types.js';
+import { clientTypesPath, clientTypesSource } from '../../scripts/generate/client-types.js';
 
 let tdb: TestDatabase;
 let gw: Gateway;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { waitFor } from './stack.js';
-import { chromiumPath, headlessChromiumArgs } from '../../scripts/headless-chromium.js';
+import { chromiumPath, headlessChromiumArgs } from '../../scripts/screenshots/headless-chromium.js';
 
 export interface Page {
   navigate(url: string): Promise<void>;

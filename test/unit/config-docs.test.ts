@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { configVariables, envSchema } from '../../shared/config.js';
-import { configDocsPath, configReference, descriptionOf } from '../../scripts/config-docs.js';
+import { configDocsPath, configReference, descriptionOf } from '../../scripts/generate/config-docs.js';
 
 test('every variable of the config schema carries a description', () => {
   const shape = envSchema.shape as Record<string, z.ZodType>;

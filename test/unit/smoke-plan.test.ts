@@ -1,4 +1,4 @@
-// The live smoke's plan (scripts/smoke-plan.ts) follows the catalog: every step names a model that is
+// The live smoke's plan (scripts/smoke/smoke-plan.ts) follows the catalog: every step names a model that is
 // live on its provider today, every live provider and kind is covered, each provider that honors a
 // queued cancel gets one, and one job takes its input by URL. No provider is called.
 import { describe, test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { jobKindNames } from '../../shared/job-model.js';
 import { liveProviderNames, providerCancel } from '../../shared/providers/index.js';
-import { liveOn, smokeExcludedKinds, smokePlan } from '../../scripts/smoke-plan.js';
+import { liveOn, smokeExcludedKinds, smokePlan } from '../../scripts/smoke/smoke-plan.js';
 
 const today = new Date().toISOString().slice(0, 10);
 

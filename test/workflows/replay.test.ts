@@ -1,5 +1,5 @@
 // Determinism guard: histories of real jobs, deliveries, uploads and provider cancels (saved by
-// scripts/save-histories.ts, listed in saved-histories.ts) replay through the current workflow
+// scripts/histories/save-histories.ts, listed in saved-histories.ts) replay through the current workflow
 // code. A change that would break running workflows — another activity order, a removed step, a new
 // timer — fails here before it reaches a deployment. Jobs are pinned to the build that started them
 // (Worker Versioning), so the histories are of the current shape only: one of every path a deploy
@@ -79,7 +79,7 @@ describe('replaying saved histories', () => {
   test('there is a saved history of every path a deploy can find in flight, and no other', () => {
     const present = histories.map((h) => h.name);
     for (const name of names)
-      assert.ok(present.includes(name), `test/workflows/histories/${name}.json (${savedHistories[name]}) is missing; run scripts/save-histories.ts`);
+      assert.ok(present.includes(name), `test/workflows/histories/${name}.json (${savedHistories[name]}) is missing; run scripts/histories/save-histories.ts`);
     assert.deepEqual(
       present.filter((n) => !names.includes(n)),
       [],

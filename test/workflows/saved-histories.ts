@@ -1,5 +1,5 @@
 // The saved workflow histories (test/workflows/histories/<name>.json), recorded on the real stack by
-// scripts/save-histories.ts and replayed by replay.test.ts: one of every path a deploy can find in
+// scripts/histories/save-histories.ts and replayed by replay.test.ts: one of every path a deploy can find in
 // flight. The replay test requires each of them.
 /** The saved histories, by file name (without .json): what each one is a history of. */
 export const savedHistories = {

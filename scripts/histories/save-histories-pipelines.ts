@@ -1,11 +1,11 @@
 // The saved histories of customer pipelines (the pipelineRun parent workflow, workflows/pipeline-run.ts)
-// and of a job recorded through the payload codec, for scripts/save-histories.ts. Each group runs on
-// a database and task queues of its own; `node dist/scripts/save-histories.js pipeline encrypted`
+// and of a job recorded through the payload codec, for scripts/histories/save-histories.ts. Each group runs on
+// a database and task queues of its own; `node dist/scripts/histories/save-histories.js pipeline encrypted`
 // re-saves these alone.
-import { createTenant, waitFor, type Tenant } from '../test/support/stack.js';
-import { api } from '../test/support/services.js';
-import { imageStep, videoStep } from '../test/support/pipeline-steps.js';
-import { testCodecKeys } from '../test/support/codec.js';
+import { createTenant, waitFor, type Tenant } from '../../test/support/stack.js';
+import { api } from '../../test/support/services.js';
+import { imageStep, videoStep } from '../../test/support/pipeline-steps.js';
+import { testCodecKeys } from '../../test/support/codec.js';
 import { create, finish, group, imageBody, save, type Group } from './save-histories-support.js';
 
 /** Creates a pipeline over HTTP, waits for it to end as `expect`, and saves its parent workflow's history. */

@@ -3,11 +3,11 @@
 // the timing of list pages as the gateway queries them: the first page, a deep page by cursor, per
 // kind, by status, by kind and status, by model.
 //
-//   npm run build:all && node dist/scripts/explain-job-lists.js [rows=1000000]
+//   npm run build:all && node dist/scripts/bench/explain-job-lists.js [rows=1000000]
 import { performance } from 'node:perf_hooks';
-import { createTestDatabase, createTenant } from '../test/support/stack.js';
-import { bulkInsertJobs, explainJobListPage } from '../test/support/job-rows.js';
-import { listJobsPage, type JobListOptions } from '../db/repos/job-lists.js';
+import { createTestDatabase, createTenant } from '../../test/support/stack.js';
+import { bulkInsertJobs, explainJobListPage } from '../../test/support/job-rows.js';
+import { listJobsPage, type JobListOptions } from '../../db/repos/job-lists.js';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 

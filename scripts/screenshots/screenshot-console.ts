@@ -4,7 +4,7 @@
 // until the video is playable in the page, and saves a PNG of the whole page.
 //
 //   npm run dev                          # prints the base URL, the demo key and the demo project
-//   node dist/scripts/screenshot-console.js --base-url http://127.0.0.1:8080 --key mg_live_… [--model veo-3.1-lite] [--out docs/console.png]
+//   node dist/scripts/screenshots/screenshot-console.js --base-url http://127.0.0.1:8080 --key mg_live_… [--model veo-3.1-lite] [--out docs/console.png]
 //
 // Chromium is Debian's (CHROMIUM_PATH overrides the path) and may reach loopback addresses only.
 import puppeteer, { type Page } from 'puppeteer-core';

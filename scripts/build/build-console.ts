@@ -5,7 +5,7 @@ import { build } from 'esbuild';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const out = `${root}dist/console/`;
 
 async function buildConsole(): Promise<{ bytes: number }> {

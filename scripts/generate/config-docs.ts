@@ -5,9 +5,9 @@
 import { realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { configSections, envSchema } from '../shared/config.js';
+import { configSections, envSchema } from '../../shared/config.js';
 
-export const configDocsPath = fileURLToPath(new URL('../../docs/operations/configuration.md', import.meta.url));
+export const configDocsPath = fileURLToPath(new URL('../../../docs/operations/configuration.md', import.meta.url));
 
 type Field = z.ZodType;
 
@@ -88,5 +88,5 @@ function main() {
   console.log(`wrote ${configDocsPath}`);
 }
 
-// Runs as `node dist/scripts/config-docs.js`; the config-docs test only imports it.
+// Runs as `node dist/scripts/generate/config-docs.js`; the config-docs test only imports it.
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -14,8 +14,8 @@ import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const workflowsPath = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
-const out = fileURLToPath(new URL('../workflow-bundle.js', import.meta.url));
+const workflowsPath = fileURLToPath(new URL('../../workflows/index.js', import.meta.url));
+const out = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));
 const tracedOut = out.replace(/\.js$/, '.traced.js');
 const inputsOut = out.replace(/\.js$/, '.inputs');
 const otelWorkflowInterceptors = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
@@ -35,7 +35,7 @@ async function inputsHash(): Promise<string> {
     for (const m of code.matchAll(/(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) queue.push(resolve(dirname(path), m[1]!));
   }
   hash.update(await readFile(fileURLToPath(import.meta.url)));
-  hash.update(await readFile(fileURLToPath(new URL('../../package-lock.json', import.meta.url))));
+  hash.update(await readFile(fileURLToPath(new URL('../../../package-lock.json', import.meta.url))));
   return hash.digest('hex');
 }
 

@@ -7,7 +7,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const dist = fileURLToPath(new URL('..', import.meta.url));
+const dist = fileURLToPath(new URL('../..', import.meta.url));
 const out = join(dist, 'build-id');
 const skipped = (rel: string) => rel.startsWith('test/') || /^scripts\/(bench-|save-histories)/.test(rel) || rel.startsWith('scripts/bench/');
 

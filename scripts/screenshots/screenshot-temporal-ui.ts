@@ -2,7 +2,7 @@
 // search attribute (the same query an operator types into the UI's search box) and saves a PNG.
 //
 //   eval "$(scripts/stack.sh env dev)"            # TEMPORAL_ADDRESS and TEMPORAL_UI_URL of `npm run dev`
-//   node dist/scripts/screenshot-temporal-ui.js [--workspace ws_…] [--out /tmp/temporal-ui.png]
+//   node dist/scripts/screenshots/screenshot-temporal-ui.js [--workspace ws_…] [--out /tmp/temporal-ui.png]
 //
 // Without --workspace it takes the workspace of a job the visibility store lists first (a recent
 // one). It checks that the rendered page lists a job of that workspace, then takes the screenshot. Chromium is
@@ -14,10 +14,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
-import { connectClient } from '../shared/temporal-connection.js';
-import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
-import { searchAttributes } from '../workflows/definitions.js';
-import { codecDataConverter } from '../codec/payload-codec.js';
+import { connectClient } from '../../shared/temporal-connection.js';
+import { temporalSettingsFromEnv } from '../../shared/config/temporal.js';
+import { searchAttributes } from '../../workflows/definitions.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 import { chromiumPath, headlessChromiumArgs } from './headless-chromium.js';
 
 const run = promisify(execFile);

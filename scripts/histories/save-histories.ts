@@ -3,7 +3,7 @@
 // from a real job (or delivery, upload, provider cancel) on the real stack. What each file holds is
 // listed in test/workflows/saved-histories.ts; the replay test requires every one of them.
 //
-//   eval "$(scripts/stack.sh up test)" && npm run build:all && node dist/scripts/save-histories.js [group words...]
+//   eval "$(scripts/stack.sh up test)" && npm run build:all && node dist/scripts/histories/save-histories.js [group words...]
 //
 // Words on the command line run only the groups whose name holds one of them (`pipeline`,
 // `encrypted`, `fal`...): the other saved files stay as they are.
@@ -17,21 +17,21 @@
 // fake fal.ai queue (PROVIDERS_MODE=live, a paid provider whose requests are recorded), and workers
 // that reach Postgres through a loopback TCP proxy that can cut it off. Traffic stays on loopback.
 import { mkdir } from 'node:fs/promises';
-import { createTenant, insertImageJob, waitFor } from '../test/support/stack.js';
-import { api } from '../test/support/services.js';
-import { insertActor, insertUpload, insertVoice } from '../test/support/fixtures.js';
-import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../test/support/https-server.js';
-import { startFakeFal } from '../test/support/fake-providers/fal.js';
-import { startFakeXai } from '../test/support/fake-providers/xai.js';
-import { json } from '../test/support/fake-providers/server.js';
-import { localActivityOf } from '../test/support/history.js';
-import { Holds } from '../test/support/holds.js';
-import { deliveriesOfJob } from '../db/repos/webhooks.js';
-import { ledgerForJob } from '../test/support/ledger.js';
-import { jobToStart, startJobWorkflow } from '../workflows/client.js';
-import { runAdmin } from '../admin/main.js';
-import { savedHistories, type HistoryName } from '../test/workflows/saved-histories.js';
-import { providerSecrets } from '../shared/providers/index.js';
+import { createTenant, insertImageJob, waitFor } from '../../test/support/stack.js';
+import { api } from '../../test/support/services.js';
+import { insertActor, insertUpload, insertVoice } from '../../test/support/fixtures.js';
+import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../../test/support/https-server.js';
+import { startFakeFal } from '../../test/support/fake-providers/fal.js';
+import { startFakeXai } from '../../test/support/fake-providers/xai.js';
+import { json } from '../../test/support/fake-providers/server.js';
+import { localActivityOf } from '../../test/support/history.js';
+import { Holds } from '../../test/support/holds.js';
+import { deliveriesOfJob } from '../../db/repos/webhooks.js';
+import { ledgerForJob } from '../../test/support/ledger.js';
+import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
+import { runAdmin } from '../../admin/main.js';
+import { savedHistories, type HistoryName } from '../../test/workflows/saved-histories.js';
+import { providerSecrets } from '../../shared/providers/index.js';
 import { savePipelineAndEncryptedHistories } from './save-histories-pipelines.js';
 
 // Every provider key emptied (the fal group sets its own back): no provider is live by accident.

@@ -1,4 +1,4 @@
-// What scripts/save-histories.ts builds its recordings from: saving a closed workflow's history,
+// What scripts/histories/save-histories.ts builds its recordings from: saving a closed workflow's history,
 // a group of paths on a database and task queues of its own, job steps (create, wait, reset), a
 // Postgres proxy that can cut the workers off, and a webhook receiver with scripted answers.
 import { writeFile } from 'node:fs/promises';
@@ -10,16 +10,16 @@ import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../test/support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway, type Workers } from '../test/support/services.js';
-import { Holds } from '../test/support/holds.js';
-import { createDb } from '../db/index.js';
-import type { Config } from '../shared/config.js';
-import type { HistoryName } from '../test/workflows/saved-histories.js';
+import { createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../../test/support/stack.js';
+import { api, startGateway, startWorkers, type InProcessGateway, type Workers } from '../../test/support/services.js';
+import { Holds } from '../../test/support/holds.js';
+import { createDb } from '../../db/index.js';
+import type { Config } from '../../shared/config.js';
+import type { HistoryName } from '../../test/workflows/saved-histories.js';
 
 export type History = temporal.api.history.v1.IHistory;
 
-export const outDir = fileURLToPath(new URL('../../test/workflows/histories/', import.meta.url));
+export const outDir = fileURLToPath(new URL('../../../test/workflows/histories/', import.meta.url));
 
 export const saved = new Map<HistoryName, number>();
 
@@ -37,7 +37,7 @@ async function writeHistory(name: HistoryName, history: History): Promise<void> 
 
 /**
  * The groups named on the command line (words each matched against a group's name), or every group
- * when none is named: `node dist/scripts/save-histories.js pipeline encrypted` re-saves those
+ * when none is named: `node dist/scripts/histories/save-histories.js pipeline encrypted` re-saves those
  * groups' histories and leaves every other saved file as it is.
  */
 export const only = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -4,14 +4,14 @@
 // page shows the request, the workflow and the provider's activity, and saves a PNG.
 //
 //   eval "$(scripts/stack.sh env dev)"   # with `npm run dev` running: TRACE_VIEWER_URL, TEMPORAL_ADDRESS
-//   node dist/scripts/screenshot-trace.js --base-url http://127.0.0.1:8080 --key mg_live_… --project prj_… [--out docs/trace.png]
+//   node dist/scripts/screenshots/screenshot-trace.js --base-url http://127.0.0.1:8080 --key mg_live_… --project prj_… [--out docs/trace.png]
 //
 // Chromium is Debian's (CHROMIUM_PATH overrides the path) and may reach loopback addresses only.
 import { Client } from '@temporalio/client';
-import { connectClient } from '../shared/temporal-connection.js';
-import { temporalSettingsFromEnv } from '../shared/config/temporal.js';
+import { connectClient } from '../../shared/temporal-connection.js';
+import { temporalSettingsFromEnv } from '../../shared/config/temporal.js';
 import puppeteer from 'puppeteer-core';
-import { codecDataConverter } from '../codec/payload-codec.js';
+import { codecDataConverter } from '../../codec/payload-codec.js';
 import { chromiumPath, headlessChromiumArgs } from './headless-chromium.js';
 
 function arg(name: string): string | undefined {

@@ -5,13 +5,13 @@
 // drifts from the catalog. The section sits between two markers, so the rest of a page is hand-written.
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { allowedDurations, catalog, type ModelRoute } from '../shared/catalog.js';
-import { liveProviderNames, type AlternateAccepts, type LiveProviderName } from '../shared/providers/index.js';
+import { allowedDurations, catalog, type ModelRoute } from '../../shared/catalog.js';
+import { liveProviderNames, type AlternateAccepts, type LiveProviderName } from '../../shared/providers/index.js';
 
 export const modelsBegin = '<!-- models:begin (generated from the catalog by `npm run docs:models`; do not edit) -->';
 export const modelsEnd = '<!-- models:end -->';
 
-export const providerPagePath = (provider: LiveProviderName) => fileURLToPath(new URL(`../../docs/operations/providers/${provider}.md`, import.meta.url));
+export const providerPagePath = (provider: LiveProviderName) => fileURLToPath(new URL(`../../../docs/operations/providers/${provider}.md`, import.meta.url));
 
 interface ProviderModel {
   model: string;
@@ -118,5 +118,5 @@ function main() {
   }
 }
 
-// Runs as `node dist/scripts/provider-model-docs.js`; the test only imports it.
+// Runs as `node dist/scripts/generate/provider-model-docs.js`; the test only imports it.
 if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) main();

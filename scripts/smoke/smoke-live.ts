@@ -1,5 +1,5 @@
 // Opt-in live smoke test (never in CI, never in `npm test`): for each provider whose keys are in the
-// environment, runs the steps of the smoke plan (scripts/smoke-plan.ts, derived from the catalog) through
+// environment, runs the steps of the smoke plan (scripts/smoke/smoke-plan.ts, derived from the catalog) through
 // the real adapters and the real output path, and prints latency and cost. It spends real money (cents
 // to a few dollars per provider: every video step is the shortest, lowest-resolution job the model takes).
 //
@@ -13,15 +13,15 @@
 // fal image-to-video job whose first frame is a URL, the fal image step's public CDN output. Cost is our
 // catalog price in credits for that job; the provider's invoice is the truth.
 import { performance } from 'node:perf_hooks';
-import { loadConfig } from '../shared/config.js';
-import { createStorage } from '../shared/storage.js';
-import { routeFor, priceFor } from '../shared/catalog.js';
-import { providerKeys } from '../shared/providers/index.js';
-import { createElevenLabsAdapter } from '../activities/providers/elevenlabs.js';
-import { createProviderAdapter } from '../activities/providers/registry.js';
-import { storeProviderOutput } from '../activities/providers/outputs.js';
-import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRequest } from '../activities/providers/types.js';
-import type { ProviderName } from '../workflows/definitions.js';
+import { loadConfig } from '../../shared/config.js';
+import { createStorage } from '../../shared/storage.js';
+import { routeFor, priceFor } from '../../shared/catalog.js';
+import { providerKeys } from '../../shared/providers/index.js';
+import { createElevenLabsAdapter } from '../../activities/providers/elevenlabs.js';
+import { createProviderAdapter } from '../../activities/providers/registry.js';
+import { storeProviderOutput } from '../../activities/providers/outputs.js';
+import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderRequest } from '../../activities/providers/types.js';
+import type { ProviderName } from '../../workflows/definitions.js';
 import { smokePlan, type SmokeStep } from './smoke-plan.js';
 
 const plan = smokePlan();
