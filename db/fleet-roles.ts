@@ -124,9 +124,12 @@ export const fleetGrants: Readonly<Record<Fleet, Readonly<Record<string, TableGr
     ...workerCommon,
     actors: READ,
     voices: READ,
-    file_uploads: READ,
+    // A pipeline step's checkpoint registers its outputs as uploads of the workspace (activities/pipeline-checkpoint.ts).
+    file_uploads: APPEND,
     pipelines: 'select, insert, update',
     pipeline_steps: 'select, insert, update',
+    // A batch's pipeline item makes its pipeline with the item's labels (0150_batch_pipelines).
+    pipeline_labels: APPEND,
     batches: 'select, insert, update',
     batch_items: 'select, insert, update',
     // A bulk action's steps (io activities) mark its jobs and end it.

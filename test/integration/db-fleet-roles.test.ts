@@ -3,8 +3,9 @@
 // refused (no fleet rewrites the ledger or the operator's workspace columns, the gateway cannot
 // erase history or touch the control leases, a provider or webhook worker cannot read API keys);
 // and the fleets, each connected as its own role, serve a job end to end: the gateway takes an
-// upload and a create over HTTP, the workflows, fetch and provider fleets run it to completion, the
-// reconciler dispatches its webhook event and the webhooks fleet delivers it, signed.
+// upload and a create over HTTP, the workflows, fetch and provider fleets run it to completion (and a
+// batch's pipeline item), the reconciler dispatches its webhook event and the webhooks fleet
+// delivers it, signed.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -196,6 +197,32 @@ describe('the fleet roles', () => {
       assert.deepEqual([event.type, event.data.id], ['job.completed', id]);
       const list = await c.get('/v1/images');
       assert.equal(list.status, 200, list.text);
+
+      // A batch's pipeline item with labels: the workflows fleet makes its pipeline (labels included)
+      // and starts it; its step runs as a job on the same fleets.
+      const batch = await c.post('/v1/batches', {
+        project_id: t.projectId,
+        items: [
+          {
+            custom_id: 'piped',
+            kind: 'pipeline',
+            body: {
+              steps: [{ id: 'still', kind: 'image', body: { prompt: 'a fox per fleet, piped', model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 } }],
+              tags: ['fleet'],
+            },
+          },
+        ],
+      });
+      assert.equal(batch.status, 200, batch.text);
+      const ended = await waitFor(
+        'the batch to end',
+        async () => {
+          const b = (await c.get(`/v1/batches/${batch.body.data.id}`)).body.data;
+          return b.status === 'running' ? undefined : b;
+        },
+        120_000,
+      );
+      assert.deepEqual([ended.status, ended.counts.completed], ['completed', 1], JSON.stringify(ended.counts));
       // Usage by day reads the daily rollups and the deltas not yet folded (the reconciler folds them below).
       const dayAgo = new Date(Date.now() - 86_400_000);
       const usage = await c.get(`/v1/usage?from=${dayAgo.toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}`);
