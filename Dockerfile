@@ -16,6 +16,7 @@ RUN npm ci --no-audit --no-fund
 COPY client ./client
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
+COPY providers ./providers
 COPY codec ./codec
 COPY api ./api
 COPY activities ./activities

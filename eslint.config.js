@@ -2,6 +2,9 @@
 // (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
 //
 //   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
+//   providers/  one folder per provider: descriptor.ts is pure data beside shared/ (every layer may
+//               import it and the list, providers/index.ts); adapter.ts, contract.ts, errors.ts and
+//               the rest are worker code, loaded by activities/providers/registry.ts only
 //   db/         tables, migrations, repositories (SQL only)            (imports shared/)
 //   jobs/       the job domain: service, rules, transition table       (imports shared/, db/)
 //   workflows/  deterministic workflow code and its client             (imports shared/, db/ and jobs/ types)
@@ -18,6 +21,14 @@ const ban = (names, message, extra = {}) => names.map((name) => ({ ...layer(name
 const nodeBuiltins = {
   group: ['node:*', 'fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process'],
   message: 'workflow code runs in a sandbox without Node built-ins',
+};
+
+// A provider folder's worker-only files (all but descriptor.ts), from any depth: the layers that run
+// outside the worker, and the descriptors themselves, import a provider's descriptor only.
+const depths = ['../', '../../', '../../../'];
+const providerWorkerFiles = {
+  group: depths.flatMap((d) => [`${d}providers/*/*`, `!${d}providers/*/descriptor.js`]),
+  message: "a provider's adapter, contract and errors are worker code (activities/providers/registry.ts loads them): import its descriptor.ts",
 };
 
 const restricted = (patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
@@ -48,38 +59,69 @@ export default tseslint.config(
   },
   {
     files: ['shared/**/*.ts'],
-    rules: restricted(
-      ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),
-    ),
+    rules: restricted([
+      ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),
+      providerWorkerFiles,
+    ]),
+  },
+  {
+    // The provider list and each descriptor: pure data beside shared/ (the workflow bundle holds them).
+    files: ['providers/*.ts'],
+    rules: restricted([
+      ...ban(
+        ['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'],
+        'the provider list is pure data: it imports shared/ and the descriptors only',
+      ),
+      { group: ['./*/*.js', '!./*/descriptor.js'], message: "the provider list imports each provider's descriptor.ts, never its worker files" },
+    ]),
+  },
+  {
+    files: ['providers/*/descriptor.ts'],
+    rules: restricted([
+      ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], "a provider's descriptor is pure data: it imports shared/ only"),
+      { group: ['./*', '../*/*.js', '!../*/descriptor.js'], message: "a descriptor imports no provider's worker files" },
+    ]),
+  },
+  {
+    // A provider's worker side: its adapter, contract and error table, with the adapters' kit.
+    files: ['providers/*/*.ts'],
+    ignores: ['providers/*/descriptor.ts'],
+    rules: restricted(ban(['api', 'worker', 'admin', 'workflows'], "a provider's adapter never imports the processes that host it, nor workflow code")),
   },
   {
     files: ['db/**/*.ts'],
-    rules: restricted(
-      ban(
+    rules: restricted([
+      ...ban(
         ['api', 'worker', 'activities', 'workflows', 'jobs', 'admin'],
         'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)',
       ),
-    ),
+      providerWorkerFiles,
+    ]),
   },
   {
     files: ['jobs/**/*.ts'],
-    rules: restricted(
-      ban(
+    rules: restricted([
+      ...ban(
         ['api', 'worker', 'activities', 'workflows', 'admin'],
         'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port',
       ),
-    ),
+      providerWorkerFiles,
+    ]),
   },
   {
     // The payload codec and its server sit beside shared/: every process and script may use them.
     files: ['codec/**/*.ts'],
-    rules: restricted(
-      ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'codec/ imports only shared/: every Temporal client and worker uses it'),
-    ),
+    rules: restricted([
+      ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'codec/ imports only shared/: every Temporal client and worker uses it'),
+      providerWorkerFiles,
+    ]),
   },
   {
     files: ['api/**/*.ts'],
-    rules: restricted(ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/')),
+    rules: restricted([
+      ...ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/'),
+      providerWorkerFiles,
+    ]),
   },
   {
     files: ['activities/**/*.ts'],
@@ -98,6 +140,7 @@ export default tseslint.config(
     files: ['workflows/client.ts', 'workflows/visibility.ts'],
     rules: restricted([
       ...ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
+      providerWorkerFiles,
       // The port it implements by type; of the job domain's code, only the pure transition table.
       {
         group: ['../jobs/*', '!../jobs/transitions.js'],
@@ -119,6 +162,7 @@ export default tseslint.config(
           ['activities', 'api', 'worker', 'admin'],
           'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/',
         ),
+        providerWorkerFiles,
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
         ...ban(['jobs'], 'workflows see jobs/ by type only', { allowTypeImports: true }),
       ]),

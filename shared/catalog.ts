@@ -3,9 +3,9 @@
 // and a price in credits. It is the one source for request validation, pricing and routing.
 // Values follow each provider's documentation; the `source` of each entry says where.
 // The entries live in shared/catalog/{images,videos,actors}.ts; this module merges them with the
-// second routes the providers declare (shared/providers/*.ts `routes`) and holds the rules.
+// second routes the providers declare (providers/<name>/descriptor.ts `routes`) and holds the rules.
 import type { JobPriority, ProviderName } from './job-model.js';
-import { disabledRoutesOf, providerRoutesOf } from './providers/index.js';
+import { disabledRoutesOf, providerRoutesOf } from '../providers/index.js';
 import { askedControls, generationControls, type GenerationControl } from './generation-controls.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
 import { imageEntries } from './catalog/images.js';

@@ -15,7 +15,7 @@ import { storageCredentialsProblem, storageEnv } from './config/storage.js';
 import { uploadsEnv } from './config/uploads.js';
 import { webhooksEnv } from './config/webhooks.js';
 import { workersEnv } from './config/workers.js';
-import { providerConfigSchema } from './providers/config.js';
+import { providerConfigSchema } from '../providers/config.js';
 
 /**
  * The variables by section (shared/config/*.ts), in the order the configuration reference

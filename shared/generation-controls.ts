@@ -12,7 +12,7 @@ export type GenerationControl = (typeof generationControls)[number];
 
 /**
  * The controls each kind's create body takes (every kind listed: shared/kinds/index.ts checks it;
- * this module imports no kind names, as shared/providers/define.ts reads its types).
+ * this module imports no kind names, as providers/define.ts reads its types).
  */
 export const kindControls = {
   image: ['seed'],

@@ -1,8 +1,8 @@
 // The job vocabulary both processes and the workflows share, declared once: statuses, phases and
-// provider names (the live ones from the provider list, shared/providers/index.ts). Pure data, so
+// provider names (the live ones from the provider list, providers/index.ts). Pure data, so
 // workflow code may import it. The kinds are declared by their descriptors (shared/kinds): only
 // their type is read here, so this stays free of zod for the workflow bundle.
-import { liveProviderNames, type LiveProviderName } from './providers/index.js';
+import { liveProviderNames, type LiveProviderName } from '../providers/index.js';
 
 /**
  * The job kind names, in document order. Each has its descriptor in shared/kinds/ (the one list there

@@ -2,9 +2,9 @@
 // gateway (to refuse unavailable models and pick the provider task queue) and by the workers.
 import type { JobRoute, ProviderName, RouteChoice } from './job-model.js';
 import { catalog, routeFor, routeTakes, sameOutput, type LiveProviderName, type ModelRoute, type RequestShape } from './catalog.js';
-import { providerCancel, providerKeys, providerSecrets, type ProviderCancel, type ProviderKey } from './providers/index.js';
+import { providerCancel, providerKeys, providerSecrets, type ProviderCancel, type ProviderKey } from '../providers/index.js';
 
-// The provider facts routing reads are declared by each provider (shared/providers/<name>.ts).
+// The provider facts routing reads are declared by each provider (providers/<name>/descriptor.ts).
 export { providerCancel, providerKeys, type ProviderCancel, type ProviderKey };
 
 export type RouteMode = 'live' | 'local' | 'unavailable';

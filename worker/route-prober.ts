@@ -18,7 +18,7 @@ import type { Config } from '../shared/config.js';
 import type { Database } from '../db/index.js';
 import { catalog, routeFor, type LiveProviderName, type ModelRoute } from '../shared/catalog.js';
 import { liveRoutesFor } from '../shared/routing.js';
-import { providerKeys } from '../shared/providers/index.js';
+import { providerKeys } from '../providers/index.js';
 import * as probes from '../db/repos/route-probes.js';
 import { routeProbes, type ProbeLifecycle, type ProbeOutcome } from '../activities/providers/probes.js';
 import type { WorkerMetrics } from './metrics.js';
@@ -86,7 +86,7 @@ export function createRouteProber(deps: {
     if (changed && !available)
       logger.warn(
         where,
-        `${outcome.reason}; taken out of rotation for ${route.model}: new jobs skip it and no job fails over onto it. Check the catalog (shared/catalog, shared/providers/${route.provider}.ts) and the provider's model list or account`,
+        `${outcome.reason}; taken out of rotation for ${route.model}: new jobs skip it and no job fails over onto it. Check the catalog (shared/catalog, providers/${route.provider}/descriptor.ts) and the provider's model list or account`,
       );
     if (changed && available)
       logger.info(where, `${route.provider} route for ${route.providerModelId}: the model is served again; back in rotation for ${route.model}`);

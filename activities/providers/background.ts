@@ -25,7 +25,7 @@ import {
 } from './media-tools.js';
 import { mediaTempDir } from './media-sandbox.js';
 
-/** The composite's frame rate: InfiniteTalk's own (contracts/fal.ts infinitalkFps), above the local renderer's. */
+/** The composite's frame rate: InfiniteTalk's own (providers/fal/contract.ts infinitalkFps), above the local renderer's. */
 const COMPOSITE_FPS = 25;
 
 /** The part of each side of the frame the presenter's box takes, and its margin from the corner (of the short side). */

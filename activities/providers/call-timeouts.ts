@@ -1,31 +1,18 @@
-// The longest synchronous call each provider's adapter makes — the request whose answer is the paid
-// result itself (an Images API generation, a speech synthesis) — in one place: the adapters take
-// their timeouts from here, and each provider fleet's shutdown grace is at least its providers'
-// longest call (worker/workers.ts), so a deploy lets a paid call finish instead of aborting it and
-// paying the retry again.
+// The longest synchronous call each provider's adapter makes, in one table derived from the
+// descriptors (\`longestCallMs\`, providers/<name>/descriptor.ts): the adapters take that call's
+// timeout from it, and each provider fleet's shutdown grace is at least its providers' longest call
+// (worker/workers.ts), so a deploy lets a paid call finish instead of aborting it and paying the
+// retry again.
 import type { ProviderName } from '../../shared/job-model.js';
+import { providers } from '../../providers/index.js';
 import { defaultTimeoutMs } from './http.js';
 
-/** OpenAI's and Azure OpenAI's Images API answer a generation synchronously, in up to ten minutes. */
-export const IMAGES_API_TIMEOUT_MS = 600_000;
-/** ElevenLabs speaks a script synchronously (elevenlabs-js waits 240 s by default). */
-export const ELEVENLABS_TIMEOUT_MS = 240_000;
-/** BytePlus ModelArk's Seedream answers an image generation synchronously. */
-export const BYTEPLUS_IMAGE_TIMEOUT_MS = 600_000;
-
-/** Per provider: the longest call its adapter makes (queue-based providers: one status or submit call). */
-export const longestCallMs: Record<ProviderName, number> = {
-  fal: defaultTimeoutMs,
-  openai: IMAGES_API_TIMEOUT_MS,
-  azure: IMAGES_API_TIMEOUT_MS,
-  elevenlabs: ELEVENLABS_TIMEOUT_MS,
-  byteplus: BYTEPLUS_IMAGE_TIMEOUT_MS,
-  xai: defaultTimeoutMs,
-  google: defaultTimeoutMs,
-  alibaba: defaultTimeoutMs,
+/** Per provider: the longest call its adapter makes (a queue API: one status or submit call). */
+export const longestCallMs = {
+  ...Object.fromEntries(providers.map((p) => [p.name, p.longestCallMs ?? defaultTimeoutMs])),
   // Free: a render cut short is rendered again at no cost.
   local: 0,
-};
+} as Record<ProviderName, number>;
 
 /** What a step needs after its call returns (recording the reference, storing the outputs' first bytes, answering Temporal). */
 export const AFTER_CALL_MARGIN_MS = 30_000;

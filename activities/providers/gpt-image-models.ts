@@ -13,7 +13,7 @@
 const gptImage1Sizes = { '1:1': '1024x1024', '16:9': '1536x1024', '9:16': '1024x1536' } as const;
 
 /**
- * gpt-image-2 takes any WIDTHxHEIGHT within its limits (contracts/openai.ts gptImage2SizeProblem), so
+ * gpt-image-2 takes any WIDTHxHEIGHT within its limits (providers/openai/contract.ts gptImage2SizeProblem), so
  * each aspect ratio gets its own exact size: the largest OpenAI does not call experimental (at most
  * 2560x1440, and the square with the same pixel count).
  */

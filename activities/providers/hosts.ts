@@ -47,5 +47,5 @@ function labelPattern(pattern: string): RegExp {
   return re;
 }
 
-// Declared with each provider (shared/providers/<name>.ts `outputHosts`).
-export type { OutputHosts } from '../../shared/providers/index.js';
+// Declared with each provider (providers/<name>/descriptor.ts `outputHosts`).
+export type { OutputHosts } from '../../providers/index.js';

@@ -2,7 +2,7 @@
 // cancellation signal, and the mapping of an answer to ProviderError by its status alone (the shared
 // rows of error-table.ts: 429, 5xx, 408 and network failures are retryable, honouring Retry-After or
 // a rate-limit reset header; other 4xx are not). Adapters class their provider's own codes first
-// (activities/providers/errors/). Messages name the provider and its reason, never a key.
+// (providers/<name>/errors.ts). Messages name the provider and its reason, never a key.
 import { ProviderError } from './types.js';
 import { SpanKind, withSpan } from '../../shared/tracing.js';
 import { describeBody, scrub } from './error-text.js';

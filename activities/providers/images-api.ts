@@ -12,10 +12,11 @@ import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, Prov
 import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
 import { jobOutputKey } from '../../shared/storage.js';
-import { IMAGES_API_TIMEOUT_MS } from './call-timeouts.js';
+import type { LiveProviderName } from '../../providers/index.js';
+import { longestCallMs } from './call-timeouts.js';
 import { gptImageAsk, type GptImageAsk } from './gpt-image-models.js';
 
-interface ImagesApiHost<Name extends 'openai' | 'azure'> {
+interface ImagesApiHost<Name extends LiveProviderName> {
   name: Name;
   /** How messages name the provider ('OpenAI', 'Azure OpenAI'). */
   label: string;
@@ -28,7 +29,7 @@ interface ImagesApiHost<Name extends 'openai' | 'azure'> {
   body(req: ProviderRequest, count: number, ask: GptImageAsk): object;
   /** An HTTP error answer as the host means it; http.ts's mapping by default. */
   httpError?(res: Response, text: string, o: HttpCallOptions): ProviderError;
-  /** Image generation can take minutes; default 600 s, as openai-node. */
+  /** Image generation can take minutes; default: the provider's descriptor's `longestCallMs`. */
   timeoutMs?: number | undefined;
 }
 
@@ -38,8 +39,8 @@ interface ImagesApiRef<Name extends string> {
   outputs: { key: string; contentType: string; size: number }[];
 }
 
-export function createImagesApiAdapter<Name extends 'openai' | 'azure'>(host: ImagesApiHost<Name>): ProviderAdapter {
-  const timeoutMs = host.timeoutMs ?? IMAGES_API_TIMEOUT_MS;
+export function createImagesApiAdapter<Name extends LiveProviderName>(host: ImagesApiHost<Name>): ProviderAdapter {
+  const timeoutMs = host.timeoutMs ?? longestCallMs[host.name];
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({ provider: host.label, what, timeoutMs, signal: ctx.signal, secrets: [host.key] });
   const refOf = (jobId: string, outputs: ImagesApiRef<Name>['outputs']) => ({ ...({ provider: host.name, jobId, outputs } satisfies ImagesApiRef<Name>) });
 

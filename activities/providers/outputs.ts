@@ -9,7 +9,7 @@ import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media-type.js';
 import { urlMatches } from './hosts.js';
-import { providerOutputHosts as ownHosts } from '../../shared/providers/index.js';
+import { providerOutputHosts as ownHosts } from '../../providers/index.js';
 import type { ProviderOutput } from './types.js';
 
 /** Where each provider's output files may come from (its descriptor); the local renderer writes to our store. */

@@ -9,7 +9,7 @@ import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { falEndpoints } from '../../activities/providers/contracts/fal.js';
+import { falEndpoints } from '../../providers/fal/contract.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const falInputSchemasPath = join(root, 'test', 'support', 'fake-providers', 'fal-inputs.schema.json');
@@ -64,7 +64,7 @@ interface Transcribed {
 }
 
 /**
- * Endpoints the pinned @fal-ai/client does not type yet (contracts/fal.ts FalTranscribedInputs holds the
+ * Endpoints the pinned @fal-ai/client does not type yet (providers/fal/contract.ts FalTranscribedInputs holds the
  * same as TypeScript): their input schemas transcribed from fal's own model pages.
  */
 const seedance2Properties: Transcribed['properties'] = {

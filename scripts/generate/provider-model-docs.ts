@@ -6,7 +6,7 @@
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { allowedDurations, catalog, type ModelRoute } from '../../shared/catalog.js';
-import { liveProviderNames, type AlternateAccepts, type LiveProviderName } from '../../shared/providers/index.js';
+import { liveProviderNames, type AlternateAccepts, type LiveProviderName } from '../../providers/index.js';
 
 export const modelsBegin = '<!-- models:begin (generated from the catalog by `npm run docs:models`; do not edit) -->';
 export const modelsEnd = '<!-- models:end -->';

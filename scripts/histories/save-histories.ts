@@ -31,7 +31,7 @@ import { ledgerForJob } from '../../test/support/ledger.js';
 import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import { runAdmin } from '../../admin/main.js';
 import { savedHistories, type HistoryName } from '../../test/workflows/saved-histories.js';
-import { providerSecrets } from '../../shared/providers/index.js';
+import { providerSecrets } from '../../providers/index.js';
 import { savePipelineAndEncryptedHistories } from './save-histories-pipelines.js';
 
 // Every provider key emptied (the fal group sets its own back): no provider is live by accident.

@@ -1,12 +1,12 @@
 // What `npm run smoke:live` (scripts/smoke/smoke-live.ts) runs, derived from the catalog so the smoke follows
 // it: for every live provider and job kind the catalog routes to that provider, the cheapest model that
 // is live there today (neither deprecated nor retired), at its smallest job; one cancel while queued on
-// each provider that honors one (shared/providers/*.ts `cancel: 'queued'`); and one job whose input is a
+// each provider that honors one (providers/<name>/descriptor.ts `cancel: 'queued'`); and one job whose input is a
 // URL (a fal image-to-video job whose first frame is the fal image step's output, a public fal CDN URL,
 // since a local MinIO is not reachable from the providers). Pure: test/unit/smoke-plan.test.ts checks it.
 import { catalog, providerCostFor, type ModelRoute } from '../../shared/catalog.js';
 import { jobKindNames, type JobKindName } from '../../shared/job-model.js';
-import { liveProviderNames, providerCancel, type LiveProviderName } from '../../shared/providers/index.js';
+import { liveProviderNames, providerCancel, type LiveProviderName } from '../../providers/index.js';
 
 type SmokeAction =
   /** Submit, poll to the end, store the outputs. */

@@ -1,6 +1,6 @@
 // The catalog's actor models, replace actor and talking actor (shared/catalog.ts has the rules).
 // Values follow each provider's documentation; the `source` of each entry says where. Second routes:
-// shared/providers/*.ts `routes`.
+// providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from './types.js';
 
 export const actorEntries = {
@@ -14,8 +14,8 @@ export const actorEntries = {
     // fal.ai/models/fal-ai/wan/v2.2-14b/animate/replace/llms.txt: video_url, image_url (resized and
     // center-cropped to the output), resolution 480p | 580p | 720p. The output follows the motion video's
     // length, so `duration` is enforced by the motion video we hand over, not by a provider field.
-    // Alibaba, the maker of Wan, serves the same model on Model Studio (activities/providers/alibaba.ts,
-    // contracts/alibaba.ts): the second route. It takes everything this model takes once the inputs are
+    // Alibaba, the maker of Wan, serves the same model on Model Studio (providers/alibaba/adapter.ts,
+    // providers/alibaba/contract.ts): the second route. It takes everything this model takes once the inputs are
     // conformed (3–30 s inside its 2–30 s, a 720p frame of 1:1, 9:16 or 16:9, an actor PNG at that frame),
     // so `accepts` only pins the resolution and aspect ratios the conformed inputs were checked for.
     otherRoutes:

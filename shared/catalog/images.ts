@@ -1,5 +1,5 @@
 // The catalog's image models (shared/catalog.ts has the rules). Values follow each provider's
-// documentation; the `source` of each entry says where. Second routes: shared/providers/*.ts `routes`.
+// documentation; the `source` of each entry says where. Second routes: providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from './types.js';
 
 const imageRatios = ['1:1', '9:16', '16:9'] as const;
@@ -48,7 +48,7 @@ export const imageEntries = {
     replacement: 'gpt-image-2.6-sunburst',
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
-    // Azure OpenAI in Microsoft Foundry serves it too (activities/providers/azure.ts, contracts/azure.ts):
+    // Azure OpenAI in Microsoft Foundry serves it too (providers/azure/adapter.ts, providers/azure/contract.ts):
     // the second route, on a deployment of gpt-image-1.5, with the same three sizes and n. Its 4,000-character
     // prompt bound is the create schema's own, so it takes every job this model takes.
     otherRoutes:
@@ -80,7 +80,7 @@ export const imageEntries = {
     // ImageModel; `size` takes any WIDTHxHEIGHT with both sides divisible by 16, a ratio between 1:3 and
     // 3:1, at most 3840x2160, "experimental" above 2560x1440; n 1–10; GPT image models answer b64_json.
     // The image kind asks for an aspect ratio, not a size, so each ratio is served at one exact size
-    // (activities/providers/openai.ts gptImage2Sizes), checked against those limits by the fake and a test.
+    // (providers/openai/adapter.ts gptImage2Sizes), checked against those limits by the fake and a test.
     otherRoutes:
       "OpenAI's Images API. Azure OpenAI in Microsoft Foundry lists gpt-image-2 among its image generation models (MicrosoftDocs/azure-ai-docs articles/foundry/openai/includes/models-azure-direct-openai.md, 2026-06-11), but the Azure pages read state sizes for the gpt-image-1 series only (how-to dall-e.md: three fixed sizes), not whether a deployment takes gpt-image-2's arbitrary sizes, and a second deployment setting would be needed beside AZURE_OPENAI_IMAGE_DEPLOYMENT: no Azure route until those are documented.",
     source:
@@ -98,7 +98,7 @@ export const imageEntries = {
     providerModelId: 'gpt-image-2.5-sunburst',
     // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
     // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
-    // (activities/providers/openai.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
+    // (providers/openai/adapter.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
     otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-sunburst deployment: no Azure route.",
     source:
       "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-sunburst', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
@@ -115,7 +115,7 @@ export const imageEntries = {
     providerModelId: 'gpt-image-2.5-flare',
     // openai-node's `size` documentation gives gpt-image-2.5-sunburst / -flare gpt-image-2's arbitrary sizes (WIDTHxHEIGHT, multiples of 16,
     // ratio 1:3–3:1, at most 3840x2160, experimental above 2560x1440): each ratio is sent gpt-image-2's exact size
-    // (activities/providers/openai.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
+    // (providers/openai/adapter.ts gpt-image-models.ts); quality also takes xhigh and max (not sent).
     otherRoutes: "OpenAI's Images API only. Azure OpenAI's pages read list no gpt-image-2.5-flare deployment: no Azure route.",
     source:
       "openai-node (the pinned `openai` package, resources/images.d.ts, read 2026-12-02): ImageModel 'gpt-image-2.5-flare', n 1–10, GPT image models answer b64_json; price: OpenAI bills GPT image models per token ($30 per 1M image output tokens, as resellers transcribe OpenAI's pricing page, which was not readable here), so providerCost is an upper estimate per image at these sizes, as gpt-image-2's",
@@ -172,7 +172,7 @@ export const imageEntries = {
     // { width, height } with width and height 1920–4096 or a total of 2560×1440 to 4096×4096 pixels; the
     // presets (square_hd = 1024×1024 …) are below that minimum, so explicit sizes are sent
     // (seedreamImageSize: 2048×2048, 2560×1440, 1440×2560). num_images 1–6.
-    // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
+    // BytePlus ModelArk is the second route (providers/byteplus/adapter.ts, providers/byteplus/contract.ts):
     // the same three sizes as `size` "WxH", reference images as `image`, one call per image.
     otherRoutes:
       "fal (fal-ai/bytedance/seedream/v4.5/*) and BytePlus ModelArk (POST /api/v3/images/generations, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk): two live routes; with failover on a job moves from one to the other. The Ark model id seedream-4-5-251128 is from third-party docs (BytePlus's model list rows could not be read): ARK_SEEDREAM_MODEL overrides it.",

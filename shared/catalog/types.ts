@@ -2,7 +2,7 @@
 // Apart from the entries (./images.ts, ./videos.ts, ./actors.ts) and the rules (shared/catalog.ts).
 import type { LiveProviderName } from '../job-model.js';
 import type { JobKindName as JobKind } from '../job-model.js';
-import type { AlternateAccepts, OutputFormat, RouteOutput } from '../providers/index.js';
+import type { AlternateAccepts, OutputFormat, RouteOutput } from '../../providers/index.js';
 import type { GenerationControl } from '../generation-controls.js';
 
 export type { AlternateAccepts, LiveProviderName, OutputFormat, RouteOutput };
@@ -77,7 +77,7 @@ export interface ModelRoute {
    */
   startFrame?: 'required';
   /**
-   * Routes a provider declares for the model but does not offer, each with why (shared/providers/*.ts
+   * Routes a provider declares for the model but does not offer, each with why (providers/<name>/descriptor.ts
    * `disabled`): never a job's route; GET /v1/models lists them.
    */
   disabledRoutes?: readonly DisabledRoute[];
@@ -113,7 +113,7 @@ export interface DisabledRoute {
   reason: string;
 }
 
-/** The fal request builders (activities/providers/fal.ts), one per documented input schema family. */
+/** The fal request builders (providers/fal/adapter.ts), one per documented input schema family. */
 export const falRequestShapes = [
   'nano-banana',
   'seedream',

@@ -1,5 +1,5 @@
 // The catalog's video models on fal endpoints the pinned @fal-ai/client does not type yet (their
-// bodies are checked against transcriptions of fal's pages: activities/providers/contracts/fal.ts
+// bodies are checked against transcriptions of fal's pages: providers/fal/contract.ts
 // FalTranscribedInputs). shared/catalog.ts has the rules; the `source` of each entry says where.
 import type { ModelEntry } from './types.js';
 
@@ -14,7 +14,7 @@ export const transcribedVideoEntries = {
     // fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt (read 2026-11-27): "high quality
     // 1080p", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1, $0.14 per second; image-to-video takes
     // image_url (the first frame) and names no last frame. The pinned @fal-ai/client has neither endpoint,
-    // so their bodies are checked against a transcription (contracts/fal.ts FalTranscribedInputs). fal
+    // so their bodies are checked against a transcription (providers/fal/contract.ts FalTranscribedInputs). fal
     // also serves a Standard Turbo at 720p (…/v3/turbo/standard/*, $0.112 per second): not offered here.
     otherRoutes:
       "fal only (fal-ai/kling-video/v3/turbo/pro/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
@@ -40,13 +40,13 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'fal-ai/kling-video/o3/4k/text-to-video',
     falRequest: 'kling-turbo',
-    // fal's page (transcribed in contracts/fal.ts): generate_audio, no seed or negative_prompt.
+    // fal's page (transcribed in providers/fal/contract.ts): generate_audio, no seed or negative_prompt.
     controls: ['audio'],
     // fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt (read 2026-12-02): "directly outputs
     // professional-grade 4K video in one step", duration "3" … "15", aspect_ratio 16:9 | 9:16 | 1:1,
     // $0.42 per second whether audio is on or off (generate_audio defaults to false and is not sent). No
     // resolution field: every output is 4K, labelled 2160p here (the short side of UHD 4K). The pinned
-    // @fal-ai/client lacks the endpoint, so its body is checked against a transcription (contracts/fal.ts).
+    // @fal-ai/client lacks the endpoint, so its body is checked against a transcription (providers/fal/contract.ts).
     // Text to video only: fal's O3 4K image-to-video page was read only in summary (image_url,
     // end_image_url), not its schema, so image inputs are refused rather than guessed.
     otherRoutes: "fal only (fal-ai/kling-video/o3/4k/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
@@ -75,14 +75,14 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/text-to-video',
     falRequest: 'seedance-2',
-    // fal's pages (transcribed in contracts/fal.ts): seed and generate_audio on text and image to video.
+    // fal's pages (transcribed in providers/fal/contract.ts): seed and generate_audio on text and image to video.
     controls: ['seed', 'audio'],
     secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.3034 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
-    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
+    // @fal-ai/client does not type: its body is checked against a transcription (providers/fal/contract.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (providers/byteplus/descriptor.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
@@ -114,14 +114,14 @@ export const transcribedVideoEntries = {
     provider: 'fal',
     providerModelId: 'bytedance/seedance-2.0/fast/text-to-video',
     falRequest: 'seedance-2',
-    // fal's pages (transcribed in contracts/fal.ts): seed and generate_audio on text and image to video.
+    // fal's pages (transcribed in providers/fal/contract.ts): seed and generate_audio on text and image to video.
     controls: ['seed', 'audio'],
     secondaryModelIds: { imageToVideo: 'bytedance/seedance-2.0/fast/image-to-video' },
     // fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt: resolution 480p | 720p, duration "4" … "15" (or "auto", not offered: a job's length is its
     // price), aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 (or auto), generate_audio at no extra cost;
     // $0.2419 per second at 720p. fal serves it under bytedance/ (no fal-ai/ prefix), which the pinned
-    // @fal-ai/client does not type: its body is checked against a transcription (contracts/fal.ts).
-    // BytePlus ModelArk is the second route for text-to-video jobs (shared/providers/byteplus.ts).
+    // @fal-ai/client does not type: its body is checked against a transcription (providers/fal/contract.ts).
+    // BytePlus ModelArk is the second route for text-to-video jobs (providers/byteplus/descriptor.ts).
     // A start frame (and an optional end frame) goes to fal's image-to-video endpoint (image_url,
     // end_image_url; the same duration, aspect ratio and audio; $0.3024 a second at 720p on the standard
     // tier, $0.2419 on fast, fal.ai/models/bytedance/seedance-2.0/{,fast/}image-to-video, read 2026-12-02).
@@ -159,7 +159,7 @@ export const transcribedVideoEntries = {
     // 720p, $0.01 per input image, audio included. No aspect_ratio field: the video keeps the first frame's
     // shape, as Kling's image-to-video does. fal lists no text-to-video endpoint for 1.5 on a page read
     // here, so the model is image to video only: a job without a first frame is refused at create. The
-    // pinned @fal-ai/client lacks the endpoint: its body is checked against a transcription (contracts/fal.ts).
+    // pinned @fal-ai/client lacks the endpoint: its body is checked against a transcription (providers/fal/contract.ts).
     otherRoutes:
       "fal (xai/grok-imagine-video/v1.5/image-to-video) only. xAI serves Grok Imagine Video 1.5 on its own API (Vercel AI Gateway's model page names xai/grok-imagine-video-1.5, with grok-imagine-video-1.5-preview, and links docs.x.ai), but xAI's own model page and its SDKs give no 1.5 model id, limits or price readable here: no xAI route. No alternate.",
     source:

@@ -1,5 +1,5 @@
 // The catalog's video models (shared/catalog.ts has the rules). Values follow each provider's
-// documentation; the `source` of each entry says where. Second routes: shared/providers/*.ts `routes`.
+// documentation; the `source` of each entry says where. Second routes: providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from './types.js';
 
 export const videoEntries = {
@@ -26,7 +26,7 @@ export const videoEntries = {
     // fal's Veo 3.1 schema puts no rule between resolution and duration: 4s, 6s and 8s at 720p and 1080p
     // (4k is billed higher and not offered). Reference images (1-3) go to reference-to-video, 8s only.
     otherRoutes:
-      "Served as Veo 3.1 on fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (shared/providers/google.ts). Vertex AI serves Veo 3.1 (veo-3.1-generate-001); no adapter.",
+      "Served as Veo 3.1 on fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (providers/google/descriptor.ts). Vertex AI serves Veo 3.1 (veo-3.1-generate-001); no adapter.",
     source:
       'OpenAI Videos API retired 2026-09-24 (sora-2-pro shut down); routed to fal.ai fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; reference-to-video: 1-3 image_urls, 8s only)',
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
@@ -70,7 +70,7 @@ export const videoEntries = {
     // Veo 3.1 Fast on fal has no reference-to-video endpoint: one reference image is used as the first
     // frame (image-to-video); more would be dropped, so they are refused. Durations as Veo 3.1.
     otherRoutes:
-      "Served as Veo 3.1 Fast on fal (fal-ai/veo3.1/fast/*) only. Google's Gemini API route (veo-3.1-fast-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (shared/providers/google.ts). Vertex AI serves Veo 3.1 Fast (veo-3.1-fast-generate-001); no adapter.",
+      "Served as Veo 3.1 Fast on fal (fal-ai/veo3.1/fast/*) only. Google's Gemini API route (veo-3.1-fast-generate-preview) is declared but not offered: Google shut that model down on 2026-10-22 (providers/google/descriptor.ts). Vertex AI serves Veo 3.1 Fast (veo-3.1-fast-generate-001); no adapter.",
     source:
       'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
@@ -177,8 +177,8 @@ export const videoEntries = {
     // resolution 720p | 1080p | 4k (4k is billed at a higher rate and not offered here). Reference
     // images go to fal-ai/veo3.1/reference-to-video, whose schema has duration "8s" only, and Veo takes
     // at most 3 reference images (Google's Gemini API Veo 3.1 documentation: "up to three").
-    // Google's Gemini API route (activities/providers/google.ts) is declared but not offered: Google
-    // shut veo-3.1-generate-preview down on 2026-10-22 (shared/providers/google.ts says why).
+    // Google's Gemini API route (providers/google/adapter.ts) is declared but not offered: Google
+    // shut veo-3.1-generate-preview down on 2026-10-22 (providers/google/descriptor.ts says why).
     otherRoutes:
       "fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview through models.predictLongRunning) is declared but not offered: Google shut that model down on 2026-10-22 and documents no Veo model on the Gemini API since (GET /v1/models disabled_routes). Vertex AI serves Veo 3.1 GA (veo-3.1-generate-001, OAuth service-account auth); no adapter.",
     source:
@@ -219,7 +219,7 @@ export const videoEntries = {
     // fal serves Lite with image-to-video and first-last-frame-to-video but no reference-to-video: one
     // reference image is used as the first frame, more would be dropped, so they are refused.
     otherRoutes:
-      "fal (fal-ai/veo3.1/lite/*) only. Google's Gemini API documents no live Veo model since 2026-10-22 (shared/providers/google.ts); Vertex AI has no adapter here. No alternate.",
+      "fal (fal-ai/veo3.1/lite/*) only. Google's Gemini API documents no live Veo model since 2026-10-22 (providers/google/descriptor.ts); Vertex AI has no adapter here. No alternate.",
     source:
       'fal.ai/models/fal-ai/veo3.1/lite/llms.txt (aspect_ratio 16:9 | 9:16, duration 4s | 6s | 8s, resolution 720p | 1080p; $0.05 per second at 720p and $0.08 at 1080p with audio), and @fal-ai/client EndpointTypeMap fal-ai/veo3.1/lite, /image-to-video, /first-last-frame-to-video',
     maxReferenceImages: 1,
@@ -251,7 +251,7 @@ export const videoEntries = {
     secondaryModelIds: { imageToVideo: 'fal-ai/bytedance/seedance/v1.5/pro/image-to-video' },
     // fal.ai/models/fal-ai/bytedance/seedance/v1.5/pro/text-to-video/llms.txt: duration "4" … "12",
     // resolution 480p | 720p | 1080p, aspect_ratio 21:9 | 16:9 | 4:3 | 1:1 | 3:4 | 9:16 | auto.
-    // BytePlus ModelArk is the second route (activities/providers/byteplus.ts, contracts/byteplus.ts):
+    // BytePlus ModelArk is the second route (providers/byteplus/adapter.ts, providers/byteplus/contract.ts):
     // text-to-video at 480p or 720p, 4–12 s, the six ratios, as top-level ratio/duration/resolution.
     otherRoutes:
       "fal (fal-ai/bytedance/seedance/v1.5/pro/*) and BytePlus ModelArk (async tasks at POST /api/v3/contents/generations/tasks, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk 1520757): two live routes for text-to-video jobs at 480p or 720p; with failover on such a job moves from one to the other. Jobs with a start/end frame or reference images, or at 1080p, stay on fal (the Ark image roles were not confirmed from BytePlus's text, and resellers disagree on 1080p). The Ark model id seedance-1-5-pro-251215 is from third-party docs: ARK_SEEDANCE_MODEL overrides it.",

@@ -1,5 +1,5 @@
 // Google's Gemini API route on the real stack, declared for veo-3.1, sora-2-pro and sora-2 and not
-// offered: Google shut the Veo 3.1 preview models down (shared/providers/google.ts). With
+// offered: Google shut the Veo 3.1 preview models down (providers/google/descriptor.ts). With
 // GEMINI_API_KEY set and the Google fake up, an 8 s text job, the shape the route declares, is stored without
 // failover routes, completes on fal and never reaches Google, even while fal fails: the job is not
 // moved to a route whose model is gone. GET /v1/models lists the route with the reason, and a

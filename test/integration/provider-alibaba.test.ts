@@ -1,13 +1,13 @@
 // Contract tests of the Alibaba Cloud Model Studio (DashScope) adapter, replace-actor's second route,
-// against a local server speaking the task protocol of contracts/alibaba.ts: the submit body and
+// against a local server speaking the task protocol of providers/alibaba/contract.ts: the submit body and
 // headers (async header, Bearer key), the conformed inputs as presigned URLs of our store, polling
 // PENDING → RUNNING → SUCCEEDED / FAILED, the result URL, cancel of a pending task, and how errors are
 // classed (outage and throttling: retried, then failover; arrears and credentials: our account,
 // failover at once; moderation and invalid input: the customer's, final).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { alibabaAnimateMixMode, createAlibabaAdapter, dashscopeOrigin } from '../../activities/providers/alibaba.js';
-import { alibaba as alibabaProvider } from '../../shared/providers/alibaba.js';
+import { alibabaAnimateMixMode, createAlibabaAdapter, dashscopeOrigin } from '../../providers/alibaba/adapter.js';
+import { alibaba as alibabaProvider } from '../../providers/alibaba/descriptor.js';
 import { hostMatches } from '../../activities/providers/hosts.js';
 import { ProviderError, type InputFile } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';

@@ -5,8 +5,8 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { AzureOpenAI } from 'openai';
-import { azureImagesUrl, createAzureAdapter } from '../../activities/providers/azure.js';
-import { azureImageSizes } from '../../activities/providers/contracts/azure.js';
+import { azureImagesUrl, createAzureAdapter } from '../../providers/azure/adapter.js';
+import { azureImageSizes } from '../../providers/azure/contract.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';

@@ -1,11 +1,11 @@
 // Contract tests of the BytePlus ModelArk adapter, the second route of seedream-4.5 and seedance-1.5,
-// against a local server speaking Ark's protocol (contracts/byteplus.ts): the exact request bodies,
+// against a local server speaking Ark's protocol (providers/byteplus/contract.ts): the exact request bodies,
 // synchronous images stored from base64, task polling queued → running → final, cancel, and how
 // errors are classed (outage and rate limit: retried, then failover; credentials, quota and a missing
 // model: our account, failover at once; sensitive content and invalid parameters: final).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { arkOrigin, createByteplusAdapter } from '../../activities/providers/byteplus.js';
+import { arkOrigin, createByteplusAdapter } from '../../providers/byteplus/adapter.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { routeFor, requestRefusal } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';

@@ -2,7 +2,7 @@
 // documented protocol) into real MinIO, then fal's image+audio lipsync model (local fal queue).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createElevenLabsAdapter } from '../../activities/providers/elevenlabs.js';
+import { createElevenLabsAdapter } from '../../providers/elevenlabs/adapter.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';

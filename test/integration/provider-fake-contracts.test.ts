@@ -1,17 +1,17 @@
 // The BytePlus, Alibaba and xAI adapters' bodies, for representative jobs (every aspect ratio,
 // resolution and duration the catalog lets each route take, with and without image inputs), run
 // through the fakes' own contracts (test/support/fake-providers/contracts/*), which are transcribed
-// from the providers' SDKs apart from the adapters' contracts (activities/providers/contracts/*): a
+// from the providers' SDKs apart from the adapters' contracts (providers/<name>/contract.ts): a
 // body both accept is one neither transcription got wrong alone. Each fake contract also refuses a
 // body with a misspelled field, so the check can fail.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createByteplusAdapter } from '../../activities/providers/byteplus.js';
-import { createAlibabaAdapter } from '../../activities/providers/alibaba.js';
-import { createXaiAdapter } from '../../activities/providers/xai.js';
-import { arkImageGenerationRequest, arkVideoTaskRequest } from '../../activities/providers/contracts/byteplus.js';
-import { alibabaAnimateMixRequest } from '../../activities/providers/contracts/alibaba.js';
-import { xaiVideoGenerationRequest } from '../../activities/providers/contracts/xai.js';
+import { createByteplusAdapter } from '../../providers/byteplus/adapter.js';
+import { createAlibabaAdapter } from '../../providers/alibaba/adapter.js';
+import { createXaiAdapter } from '../../providers/xai/adapter.js';
+import { arkImageGenerationRequest, arkVideoTaskRequest } from '../../providers/byteplus/contract.js';
+import { alibabaAnimateMixRequest } from '../../providers/alibaba/contract.js';
+import { xaiVideoGenerationRequest } from '../../providers/xai/contract.js';
 import { arkFakeImageRequest, arkFakeVideoTaskRequest } from '../support/fake-providers/contracts/byteplus.js';
 import { dashscopeFakeAnimateMixRequest } from '../support/fake-providers/contracts/alibaba.js';
 import { xaiFakeVideoGenerationRequest } from '../support/fake-providers/contracts/xai.js';

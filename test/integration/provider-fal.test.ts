@@ -2,8 +2,8 @@
 // protocol, with outputs referenced from real MinIO inputs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createFalAdapter, falOutputHeaders, falResultRetry, seedreamImageSize } from '../../activities/providers/fal.js';
-import { seedreamMinPixels } from '../../activities/providers/contracts/fal.js';
+import { createFalAdapter, falOutputHeaders, falResultRetry, seedreamImageSize } from '../../providers/fal/adapter.js';
+import { seedreamMinPixels } from '../../providers/fal/contract.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { falInputSchemaDocument, startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { json } from '../support/fake-providers/server.js';

@@ -1,13 +1,13 @@
 // Contract tests of the Google Gemini API (Veo 3.1) adapter, veo-3.1's declared second route (not
 // offered while Google documents no Veo model on the Gemini API: the last test), against a local
-// server speaking the long-running-operation protocol of contracts/google.ts: the submit body (checked
+// server speaking the long-running-operation protocol of providers/google/contract.ts: the submit body (checked
 // against the body Google's own SDK sends for the same job, images included), polling
 // running → done (video or error), the download with the key header, and how errors are classed
 // (outage and rate limit: retried, then failover; credentials and quota: our account, failover at
 // once; invalid argument and safety blocks: the customer's, final).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createGoogleAdapter } from '../../activities/providers/google.js';
+import { createGoogleAdapter } from '../../providers/google/adapter.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { routeFor } from '../../shared/catalog.js';
 import { parseRouteOrder, resolveJobRoute } from '../../shared/routing.js';

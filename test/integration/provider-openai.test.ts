@@ -2,7 +2,7 @@
 // documented protocol; generated images land in real MinIO.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createOpenAIAdapter } from '../../activities/providers/openai.js';
+import { createOpenAIAdapter } from '../../providers/openai/adapter.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { errorOf, providerContext, requestFor, stackStorage } from '../support/fake-providers/context.js';

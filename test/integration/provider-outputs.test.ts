@@ -10,8 +10,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createOutputStore } from '../../activities/jobs.js';
 
 /** storeOutputs writes no progress; the writer is required by the activity group. */
-import { createFalAdapter } from '../../activities/providers/fal.js';
-import { createXaiAdapter } from '../../activities/providers/xai.js';
+import { createFalAdapter } from '../../providers/fal/adapter.js';
+import { createXaiAdapter } from '../../providers/xai/adapter.js';
 import { outputHostsFor } from '../../activities/providers/outputs.js';
 import type { ProviderAdapter, ProviderOutput } from '../../activities/providers/types.js';
 import type { ProviderName } from '../../workflows/definitions.js';

@@ -2,7 +2,7 @@
 // speaking xAI's documented deferred-request protocol.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createXaiAdapter } from '../../activities/providers/xai.js';
+import { createXaiAdapter } from '../../providers/xai/adapter.js';
 import { ProviderError } from '../../activities/providers/types.js';
 import { startFakeXai, type FakeXai } from '../support/fake-providers/xai.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';

@@ -12,17 +12,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createOutputStore } from '../../activities/jobs/outputs.js';
-import { createFalAdapter } from '../../activities/providers/fal.js';
-import { createByteplusAdapter } from '../../activities/providers/byteplus.js';
-import { createOpenAIAdapter } from '../../activities/providers/openai.js';
-import { createAzureAdapter } from '../../activities/providers/azure.js';
-import { createGoogleAdapter } from '../../activities/providers/google.js';
-import { createXaiAdapter } from '../../activities/providers/xai.js';
+import { createFalAdapter } from '../../providers/fal/adapter.js';
+import { createByteplusAdapter } from '../../providers/byteplus/adapter.js';
+import { createOpenAIAdapter } from '../../providers/openai/adapter.js';
+import { createAzureAdapter } from '../../providers/azure/adapter.js';
+import { createGoogleAdapter } from '../../providers/google/adapter.js';
+import { createXaiAdapter } from '../../providers/xai/adapter.js';
 import { ProviderError, type InputFile, type ProviderAdapter } from '../../activities/providers/types.js';
-import { createAlibabaAdapter } from '../../activities/providers/alibaba.js';
+import { createAlibabaAdapter } from '../../providers/alibaba/adapter.js';
 import { catalog, outputFrame, outputShape, routeFor, routeTakes, sameOutput, type ModelRoute } from '../../shared/catalog.js';
 import { catalogRoutes, resolveJobRoute } from '../../shared/routing.js';
-import { providerKeys } from '../../shared/providers/index.js';
+import { providerKeys } from '../../providers/index.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
@@ -197,7 +197,7 @@ describe('same output whatever the route', () => {
   }
 
   test('every route pair that documents the same output, or is scaled to it, was compared', () => {
-    // Google's Veo route is declared but not offered (shared/providers/google.ts `disabled`), so it has no pair.
+    // Google's Veo route is declared but not offered (providers/google/descriptor.ts `disabled`), so it has no pair.
     for (const pair of ['gpt-image-1.5/azure', 'seedream-4.5/byteplus', 'seedance-1.5/byteplus', 'grok-video/xai', 'replace-actor/alibaba'])
       assert.ok((comparedPairs.get(pair) ?? 0) > 0, `${pair} compared: ${JSON.stringify([...comparedPairs])}`);
   });

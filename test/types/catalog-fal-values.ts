@@ -1,5 +1,5 @@
 // Type test, run by `npm run lint` (tsc): every catalog model served by fal names endpoints its request
-// builder is checked against (activities/providers/fal-requests.ts falBuilderEndpoints), and the
+// builder is checked against (providers/fal/requests.ts falBuilderEndpoints), and the
 // aspect ratios, resolutions and durations it offers are values of fal's own input types — of every
 // endpoint of its builder for aspect ratio and resolution (one narrowing serves them all), of the
 // model's own main endpoint for discrete durations (Kling 2.6 and 3.0 differ). The builders narrow
@@ -10,8 +10,8 @@ import type { videoEntries } from '../../shared/catalog/videos.js';
 import type { transcribedVideoEntries } from '../../shared/catalog/videos-transcribed.js';
 import type { actorEntries } from '../../shared/catalog/actors.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
-import type { FalEndpointId, FalInput } from '../../activities/providers/contracts/fal.js';
-import type { Common, EndpointOf, FieldTuple, falBuilderEndpoints } from '../../activities/providers/fal-requests.js';
+import type { FalEndpointId, FalInput } from '../../providers/fal/contract.js';
+import type { Common, EndpointOf, FieldTuple, falBuilderEndpoints } from '../../providers/fal/requests.js';
 
 type Entries = typeof imageEntries & typeof videoEntries & typeof transcribedVideoEntries & typeof actorEntries;
 

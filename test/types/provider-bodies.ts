@@ -1,15 +1,15 @@
 // Type tests, run by `npm run lint` (tsc): the request-body checks against the providers' own SDK
-// types (activities/providers/contracts/sdk.ts) bite. Each `@ts-expect-error` line holds a body an
+// types (activities/providers/sdk-types.ts) bite. Each `@ts-expect-error` line holds a body an
 // adapter must never send; were the check to stop refusing it, tsc would fail on the unused directive.
 // The adapters' real bodies are checked where they are built (`falBody(endpoint)(input)` in
-// fal-requests.ts, `exact<…>()(body)` in byteplus.ts and xai.ts, `satisfies` on the literal bodies of
+// providers/fal/requests.ts, `exact<…>()(body)` in byteplus.ts and xai.ts, `satisfies` on the literal bodies of
 // openai.ts, azure.ts, elevenlabs.ts, google.ts and alibaba.ts; the OpenAI, ElevenLabs and Google
 // contracts through `Conforms` in sdk.ts).
-import type { FalInput } from '../../activities/providers/contracts/fal.js';
-import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImageParams } from '../../activities/providers/contracts/sdk.js';
-import type { ArkImageGenerationRequest, ArkVideoTaskRequest } from '../../activities/providers/contracts/byteplus.js';
-import type { XaiVideoGenerationRequest } from '../../activities/providers/contracts/xai.js';
-import { falBody } from '../../activities/providers/fal-requests.js';
+import type { FalInput } from '../../providers/fal/contract.js';
+import type { Conforms, ElevenLabsSdkBody, GoogleSdkVideosConfig, OpenAISdkImageParams } from '../../activities/providers/sdk-types.js';
+import type { ArkImageGenerationRequest, ArkVideoTaskRequest } from '../../providers/byteplus/contract.js';
+import type { XaiVideoGenerationRequest } from '../../providers/xai/contract.js';
+import { falBody } from '../../providers/fal/requests.js';
 import { allOf, exact } from '../../activities/providers/body-check.js';
 
 const url = 'https://example.test/in.png';
@@ -78,7 +78,7 @@ const klingBase = { prompt: 'a fox', duration: '5' as const, generate_audio: tru
 const klingTypo = { prompt: 'a fox', duration: '5' as const, genrate_audio: true };
 export const satisfiesMissesSpread = { ...klingTypo, start_image_url: url } satisfies FalInput<'fal-ai/kling-video/v3/pro/image-to-video'>;
 
-// fal (fal-requests.ts): what the Kling, Veo and Seedance builders compose is accepted …
+// fal (providers/fal/requests.ts): what the Kling, Veo and Seedance builders compose is accepted …
 type KlingImageToVideo = 'fal-ai/kling-video/v3/pro/image-to-video' | 'fal-ai/kling-video/v2.6/pro/image-to-video';
 const klingI2v = 'fal-ai/kling-video/v3/pro/image-to-video' as KlingImageToVideo;
 export const falComposed = falBody(klingI2v)({ ...klingBase, start_image_url: url, ...(end ? { end_image_url: end } : {}) });

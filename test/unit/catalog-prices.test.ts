@@ -3,8 +3,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, type ModelRoute } from '../../shared/catalog.js';
-import { gptImage2SizeProblem } from '../../activities/providers/contracts/openai.js';
-import { gptImage2Sizes, openaiImageSize } from '../../activities/providers/openai.js';
+import { gptImage2SizeProblem } from '../../providers/openai/contract.js';
+import { gptImage2Sizes, openaiImageSize } from '../../providers/openai/adapter.js';
 
 describe('catalog prices', () => {
   test('two public names served by the same upstream endpoint cost the same per unit', () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { falInputSchemasDocument, falInputSchemasPath, publishedLimits, transcribedInputs } from '../../scripts/generate/fal-input-schemas.js';
-import { falEndpoints } from '../../activities/providers/contracts/fal.js';
+import { falEndpoints } from '../../providers/fal/contract.js';
 
 test('the checked-in fal input schemas match the pinned @fal-ai/client (npm run fal:schemas regenerates them)', () => {
   const checkedIn = JSON.parse(readFileSync(falInputSchemasPath, 'utf8')) as Record<string, unknown>;

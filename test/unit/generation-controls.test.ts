@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { catalog, requestRefusal, routeControls, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';
 import { kindControls, type GenerationControl } from '../../shared/generation-controls.js';
-import { falRequestFor } from '../../activities/providers/fal-requests.js';
+import { falRequestFor } from '../../providers/fal/requests.js';
 import type { InputFile, ProviderContext, ProviderRequest } from '../../activities/providers/types.js';
 import { modelInfo } from '../../api/routes/models.js';
 import { imageKind, videoKind } from '../../shared/kinds/index.js';

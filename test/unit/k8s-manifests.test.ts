@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { liveProviderNames } from '../../shared/providers/index.js';
+import { liveProviderNames } from '../../providers/index.js';
 import { roleScopedSecrets, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
 import { storageIdentities, storagePolicy } from '../../shared/storage-policies.js';

@@ -11,15 +11,15 @@ import { providerNames } from '../../workflows/definitions.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 // The modules that start a media tool, directly or through the helpers that do.
-const toolModules = /from '\.{1,2}\/(?:providers\/)?(?:media-tools|conform|output-conform|background)\.js'/;
+const toolModules = /from '(?:\.{1,2}\/)+(?:activities\/)?(?:providers\/)?(?:media-tools|conform|output-conform|background)\.js'/;
 
+/** A provider's sources: its folder (providers/<name>/), or the local renderer's. */
 function sources(provider: string): string[] {
-  const dir = `${root}activities/providers/${provider}`;
-  if (existsSync(dir))
-    return readdirSync(dir)
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => readFileSync(`${dir}/${f}`, 'utf8'));
-  return [readFileSync(`${dir}.ts`, 'utf8')];
+  const dir = [`${root}providers/${provider}`, `${root}activities/providers/${provider}`].find((d) => existsSync(d));
+  assert.ok(dir, `${provider} has a folder`);
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => readFileSync(`${dir}/${f}`, 'utf8'));
 }
 
 test('a provider role is in mediaToolRoles exactly when its adapter runs media tools', () => {

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { hostMatches, urlMatches } from '../../activities/providers/hosts.js';
 import { extraOutputHosts, outputHostsFor, providerOutputHosts } from '../../activities/providers/outputs.js';
 import { providerRegistry } from '../../activities/providers/registry.js';
-import { falOutputHeaders } from '../../activities/providers/fal.js';
-import { createGoogleAdapter } from '../../activities/providers/google.js';
+import { falOutputHeaders } from '../../providers/fal/adapter.js';
+import { createGoogleAdapter } from '../../providers/google/adapter.js';
 import { providerNames } from '../../workflows/definitions.js';
 
 const allowed = (provider: (typeof providerNames)[number], host: string, extra?: string) =>

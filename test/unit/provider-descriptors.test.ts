@@ -1,11 +1,11 @@
-// Every provider of the list (shared/providers/index.ts) is whole: its adapter module exists and
+// Every provider of the list (providers/index.ts) is whole: its adapter module exists and
 // exports createAdapter (the registry finds it by the provider's name), its config variables are
 // described and in the configuration schema, its keys are config variables, and its routes name
 // catalog models it is not already the primary route of.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { providers, providerKeys, providerSecrets } from '../../shared/providers/index.js';
-import { providerConfigSchema } from '../../shared/providers/config.js';
+import { providers, providerKeys, providerSecrets } from '../../providers/index.js';
+import { providerConfigSchema } from '../../providers/config.js';
 import { configVariables, loadConfig } from '../../shared/config.js';
 import { catalog, routeFor } from '../../shared/catalog.js';
 import { roleScopedSecrets } from '../../shared/routing.js';
@@ -19,7 +19,7 @@ describe('provider descriptors', () => {
       const module = (await import(
         new URL(adapterModulePath(p.name), new URL('../../activities/providers/registry.js', import.meta.url)).href
       )) as Partial<AdapterModule>;
-      assert.equal(typeof module.createAdapter, 'function', `activities/providers/${p.name}.ts exports createAdapter`);
+      assert.equal(typeof module.createAdapter, 'function', `providers/${p.name}/adapter.ts exports createAdapter`);
     }
   });
 

@@ -1,16 +1,16 @@
 // Each adapter's error table, one case per error type and status its provider documents (the
-// sources are named in activities/providers/errors/*.ts): a Response-like answer in, the class out.
+// sources are named in providers/<name>/errors.ts): a Response-like answer in, the class out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classify, errorOfRow, type ErrorClass, type ErrorFacts, type ErrorTable } from '../../activities/providers/error-table.js';
-import { falErrors, falFacts, falInfrastructureErrorTypes } from '../../activities/providers/errors/fal.js';
-import { googleErrors, googleFacts, googleRetryDelayMs } from '../../activities/providers/errors/google.js';
-import { alibabaErrors, alibabaFacts } from '../../activities/providers/errors/alibaba.js';
-import { byteplusErrors, byteplusFacts } from '../../activities/providers/errors/byteplus.js';
-import { openaiErrors, openaiFacts } from '../../activities/providers/errors/openai.js';
-import { azureErrors, azureFacts } from '../../activities/providers/errors/azure.js';
-import { xaiErrors, xaiFacts } from '../../activities/providers/errors/xai.js';
-import { elevenlabsErrors, elevenlabsFacts } from '../../activities/providers/errors/elevenlabs.js';
+import { falErrors, falFacts, falInfrastructureErrorTypes } from '../../providers/fal/errors.js';
+import { googleErrors, googleFacts, googleRetryDelayMs } from '../../providers/google/errors.js';
+import { alibabaErrors, alibabaFacts } from '../../providers/alibaba/errors.js';
+import { byteplusErrors, byteplusFacts } from '../../providers/byteplus/errors.js';
+import { openaiErrors, openaiFacts } from '../../providers/openai/errors.js';
+import { azureErrors, azureFacts } from '../../providers/azure/errors.js';
+import { xaiErrors, xaiFacts } from '../../providers/xai/errors.js';
+import { elevenlabsErrors, elevenlabsFacts } from '../../providers/elevenlabs/errors.js';
 
 /** What a case expects: the class, and for failover rows the reason, for retry rows whether the request ended. */
 type Expect = ErrorClass | 'failover:account' | 'failover:route' | 'retry:ended';

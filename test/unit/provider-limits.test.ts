@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, requestRefusal, talkingActorScriptLimit } from '../../shared/catalog.js';
-import { lipsyncFrames } from '../../activities/providers/elevenlabs.js';
+import { lipsyncFrames } from '../../providers/elevenlabs/adapter.js';
 
 test('talking actor: the script cap applies to the live pipeline, not to the local renderer', () => {
   const route = catalog['talking-actor'];

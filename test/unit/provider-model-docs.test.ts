@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { catalog, type ModelRoute } from '../../shared/catalog.js';
-import { liveProviderNames } from '../../shared/providers/index.js';
+import { liveProviderNames } from '../../providers/index.js';
 import { modelsBegin, modelsEnd, providerModelsSection, providerPagePath, withModelsSection } from '../../scripts/generate/provider-model-docs.js';
 
 describe('provider pages list their models', () => {

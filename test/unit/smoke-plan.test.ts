@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { jobKindNames } from '../../shared/job-model.js';
-import { liveProviderNames, providerCancel } from '../../shared/providers/index.js';
+import { liveProviderNames, providerCancel } from '../../providers/index.js';
 import { liveOn, smokeExcludedKinds, smokePlan } from '../../scripts/smoke/smoke-plan.js';
 
 const today = new Date().toISOString().slice(0, 10);

@@ -1,5 +1,5 @@
 // A local DashScope (Alibaba Cloud Model Studio) server speaking the task protocol of
-// contracts/alibaba.ts: POST /api/v1/services/aigc/image2video/video-synthesis with `Authorization:
+// providers/alibaba/contract.ts: POST /api/v1/services/aigc/image2video/video-synthesis with `Authorization:
 // Bearer <key>` and `X-DashScope-Async: enable`, the body validated against the fake's own contract
 // (./contracts/alibaba.ts, transcribed apart from the adapter's), and both input URLs fetched (DashScope downloads them) → { request_id,
 // output: { task_id, task_status: "PENDING" } }; GET /api/v1/tasks/{task_id} → PENDING, RUNNING, then

@@ -1,4 +1,4 @@
-// A local Azure OpenAI server speaking the protocol of contracts/azure.ts (Microsoft's REST reference for
+// A local Azure OpenAI server speaking the protocol of providers/azure/contract.ts (Microsoft's REST reference for
 // image generation on a deployment, and the openai SDK's AzureOpenAI client): POST
 // /openai/deployments/{deployment}/images/generations?api-version=… with the `api-key` header and a body
 // validated against the same strict schema the adapter is type-checked with → { created, data: [{ b64_json }] }.
@@ -9,7 +9,7 @@
 // refused by the content filter (400 contentFilter, as the how-to's troubleshooting shows) and one
 // containing "jailbreak" by the prompt filter with inner_error ResponsibleAIPolicyViolation (the
 // reference's dalleErrorResponse). Every accepted call is a new, paid generation.
-import { azureImageGenerateParams } from '../../../activities/providers/contracts/azure.js';
+import { azureImageGenerateParams } from '../../../providers/azure/contract.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 import { imagesEcho } from './openai.js';

@@ -1,4 +1,4 @@
-// A local BytePlus ModelArk ("Ark") server speaking the protocol of contracts/byteplus.ts, with
+// A local BytePlus ModelArk ("Ark") server speaking the protocol of providers/byteplus/contract.ts, with
 // `Authorization: Bearer {key}` and bodies validated against the fake's own contract
 // (./contracts/byteplus.ts, transcribed from ByteDance's SDK apart from the adapter's):
 //  - POST /api/v3/images/generations → { model, created_at, data: [{ b64_json, size }] } (synchronous);

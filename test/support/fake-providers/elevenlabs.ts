@@ -1,9 +1,9 @@
-// A local ElevenLabs text-to-speech server speaking the protocol of contracts/elevenlabs.ts: POST
+// A local ElevenLabs text-to-speech server speaking the protocol of providers/elevenlabs/contract.ts: POST
 // /v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and a body validated against
 // the same strict schema the adapter's body is type-checked with → raw 16-bit PCM whose length follows
 // the text and the speed. Errors use `{ detail: { status, message } }`; validation errors 422
 // `{ detail: [{ loc, msg, type }] }`.
-import { elevenLabsTextToSpeechBody } from '../../../activities/providers/contracts/elevenlabs.js';
+import { elevenLabsTextToSpeechBody } from '../../../providers/elevenlabs/contract.js';
 import { FakeServer, json, type Answer, type RecordedRequest } from './server.js';
 
 export class FakeElevenLabs extends FakeServer {

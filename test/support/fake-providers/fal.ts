@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import { falEndpoints, isFalEndpointId, type FalEndpointId } from '../../../activities/providers/contracts/fal.js';
+import { falEndpoints, isFalEndpointId, type FalEndpointId } from '../../../providers/fal/contract.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedFrame, followingFrame, noteFile } from './media.js';
 

@@ -1,4 +1,4 @@
-// A local Gemini API (Veo) server speaking the protocol of contracts/google.ts: POST
+// A local Gemini API (Veo) server speaking the protocol of providers/google/contract.ts: POST
 // /v1beta/models/{model}:predictLongRunning with `x-goog-api-key` and a body validated against the
 // same strict schema the adapter's body is typed with (inline images: base64 of a PNG or JPEG of the
 // stated type) → an Operation { name:
@@ -8,7 +8,7 @@
 // status } }. The video uri is on this server (GET /v1beta/files/{id}:download, key header required),
 // or, with `filesBaseUrl` set, on that origin (a loopback HTTPS "CDN" in end-to-end tests).
 import { randomUUID } from 'node:crypto';
-import { googleVeoModelIds, googleVeoPredictRequest } from '../../../activities/providers/contracts/google.js';
+import { googleVeoModelIds, googleVeoPredictRequest } from '../../../providers/google/contract.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedFrame, noteFile } from './media.js';
 

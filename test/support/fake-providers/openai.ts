@@ -1,4 +1,4 @@
-// A local OpenAI Images server speaking the protocol of contracts/openai.ts (openai-node's
+// A local OpenAI Images server speaking the protocol of providers/openai/contract.ts (openai-node's
 // ImageGenerateParams and the API reference): POST /v1/images/generations with `Authorization: Bearer
 // <key>` and a body validated against the same strict schema the adapter is type-checked with →
 // { created, background, data: [{ b64_json }], output_format, quality, size, usage } (openai-node's
@@ -6,7 +6,7 @@
 // containing "forbidden" is refused by the safety system (400 moderation_blocked); `outOfQuota` makes
 // every call answer 429 insufficient_quota. Every accepted call is a new, paid generation: like the
 // real API, nothing is replayed by an idempotency key.
-import { gptImage2SizeProblem, openaiImageGenerateParams } from '../../../activities/providers/contracts/openai.js';
+import { gptImage2SizeProblem, openaiImageGenerateParams } from '../../../providers/openai/contract.js';
 import { FakeServer, json, tinyPng, type Answer, type RecordedRequest } from './server.js';
 import { documentedMedia, shapedMedia, sizeOf } from './media.js';
 

@@ -1,4 +1,4 @@
-// A local xAI video server speaking the protocol of contracts/xai.ts (xAI's REST reference and the
+// A local xAI video server speaking the protocol of providers/xai/contract.ts (xAI's REST reference and the
 // OpenAPI types of its SDK): POST /v1/videos/generations with `Authorization: Bearer <key>` and a body
 // validated against the fake's own contract (./contracts/xai.ts, transcribed from xAI's SDK apart from
 // the adapter's) → { request_id }; GET

@@ -1,5 +1,5 @@
 // The fake DashScope server's own request contract for Wan 2.2 Animate Mix, transcribed apart from the
-// adapter's (activities/providers/contracts/alibaba.ts) so that the two cannot share a mistake.
+// adapter's (providers/alibaba/contract.ts) so that the two cannot share a mistake.
 //  - The envelope, from Alibaba's Python SDK dashscope 2.0.2 (PyPI wheel): api_entities/
 //    api_request_data.py ApiRequestData.to_request_object builds { model, parameters, input } for
 //    every HTTP call, and api_entities/http_request.py adds `X-DashScope-Async: enable` to an

@@ -1,5 +1,5 @@
 // The fake BytePlus ModelArk ("Ark") server's own request contract, transcribed apart from the
-// adapter's (activities/providers/contracts/byteplus.ts) so that the two cannot share a mistake: a field
+// adapter's (providers/byteplus/contract.ts) so that the two cannot share a mistake: a field
 // the adapter misspells, or a value it sends that Ark does not take, is refused here.
 //
 // Fields and JSON types: ByteDance's Python SDK byteplus-python-sdk-v2 3.0.63 (PyPI wheel,

@@ -1,5 +1,5 @@
 // The fake xAI server's own request contract for POST /v1/videos/generations, transcribed apart from
-// the adapter's (activities/providers/contracts/xai.ts) so that the two cannot share a mistake.
+// the adapter's (providers/xai/contract.ts) so that the two cannot share a mistake.
 //  - Fields, from xAI's Python SDK xai-sdk 1.21.0 (PyPI wheel): xai_sdk/proto/v6/video_pb2.pyi,
 //    GenerateVideoRequest { prompt, image, model, duration (int), video, aspect_ratio, resolution,
 //    reference_images, storage_options, reference_audios, generate_audio (bool), last_frame, keyframes },
