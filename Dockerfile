@@ -16,6 +16,7 @@ RUN npm ci --no-audit --no-fund
 COPY client ./client
 COPY tsconfig.json tsconfig.build.json ./
 COPY shared ./shared
+COPY kinds ./kinds
 COPY providers ./providers
 COPY codec ./codec
 COPY api ./api

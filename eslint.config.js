@@ -2,6 +2,7 @@
 // (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
 //
 //   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
+//   kinds/      one folder per job kind (descriptor.ts, models.ts) and the list: pure data beside shared/
 //   providers/  one folder per provider: descriptor.ts is pure data beside shared/ (every layer may
 //               import it and the list, providers/index.ts); adapter.ts, contract.ts, errors.ts and
 //               the rest are worker code, loaded by activities/providers/registry.ts only
@@ -61,6 +62,17 @@ export default tseslint.config(
     files: ['shared/**/*.ts'],
     rules: restricted([
       ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),
+      providerWorkerFiles,
+    ]),
+  },
+  {
+    // The job kinds: pure data beside shared/ (the workflow bundle holds them).
+    files: ['kinds/**/*.ts'],
+    rules: restricted([
+      ...ban(
+        ['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'],
+        'kinds/ is pure data beside shared/: it imports shared/ and the provider descriptors only',
+      ),
       providerWorkerFiles,
     ]),
   },

@@ -30,7 +30,7 @@ import { workspaceShareWeight } from '../db/repos/fair-share.js';
 import { awaitPipelineRunClosed, startPipelineWorkflow } from '../workflows/pipeline-client.js';
 import { routeFor } from '../shared/catalog.js';
 import type { JobParamsOf } from '../shared/job-params.js';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 import { BATCH_ITEM_PRIORITY, itemJobId, itemPipelineId } from '../shared/batches.js';
 import type { BatchActivities, BatchStep } from '../workflows/batch-types.js';
 

@@ -15,7 +15,7 @@ import { uploadEndpoints } from './routes/uploads.js';
 import { jobEndpoints } from './routes/jobs/router.js';
 import { eventEndpoints } from './routes/events.js';
 import { workspaceEventEndpoints } from './routes/workspace-events.js';
-import { kindDescriptors } from '../shared/kinds/index.js';
+import { kindDescriptors } from '../kinds/index.js';
 import { webhookDocument, webhookEventDocs } from './webhooks.js';
 import { jobListEndpoints } from './routes/job-lists.js';
 import { modelEndpoints } from './routes/models.js';

@@ -3,7 +3,7 @@
 // each upload input by its stored content's entity tag. The dry run says what the create would do.
 import type { Queryable } from '../db/index.js';
 import type { Storage } from '../shared/storage.js';
-import type { KindDescriptor } from '../shared/kinds/index.js';
+import type { KindDescriptor } from '../kinds/index.js';
 import { reuseKeyOf, sourceUsable } from '../jobs/reuse.js';
 import { ApiError } from './errors.js';
 

@@ -21,8 +21,8 @@ export function parseOr400<S extends z.ZodType>(schema: S, value: unknown): z.in
 
 /** Postgres text cannot hold NUL: strings carrying one are refused (400) before a query sees them. */
 export const NO_NUL_PATTERN = '^[^\\u0000]*$';
-// The document's string patterns the kinds' create bodies use too (shared/kinds/fields.ts).
-export { PUBLIC_HTTPS_URL_PATTERN } from '../shared/kinds/fields.js';
+// The document's string patterns the kinds' create bodies use too (kinds/define.ts).
+export { PUBLIC_HTTPS_URL_PATTERN } from '../kinds/define.js';
 export { NOT_BLANK_PATTERN } from '../shared/text-patterns.js';
 
 /**

@@ -17,8 +17,8 @@ import type { converter } from './openapi-schema.js';
 
 const DEFAULT_EVENTS: WebhookEventName[] = ['completed', 'failed'];
 
-// The create bodies' webhook fields live with the kinds (shared/kinds/fields.ts); re-exported for the gateway.
-export { webhookFieldRules, webhookRequestFields } from '../shared/kinds/fields.js';
+// The create bodies' webhook fields live with the kinds (kinds/define.ts); re-exported for the gateway.
+export { webhookFieldRules, webhookRequestFields } from '../kinds/define.js';
 
 interface RequestedWebhook {
   url: string;

@@ -2,7 +2,7 @@
 import { Migrator, NO_MIGRATIONS, sql, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import type { DB } from './schema.js';
 import { defaultLongStatementMs } from './index.js';
-import { jobKinds } from '../shared/kinds/index.js';
+import { jobKinds } from '../kinds/index.js';
 import * as m0001 from './migrations/0001_initial.js';
 import * as m0002 from './migrations/0002_job_progress.js';
 import * as m0003 from './migrations/0003_hardening.js';
@@ -137,7 +137,7 @@ export async function migrateToLatest(db: Kysely<DB>, longStatementMs = defaultL
 
 /**
  * The check constraints that list the job kinds (0001_initial created them). They follow the kind
- * descriptors (shared/kinds `jobKinds`) rather than a migration per new kind: see syncKindChecks.
+ * descriptors (kinds/<kind>/descriptor.ts `jobKinds`) rather than a migration per new kind: see syncKindChecks.
  */
 const kindChecks = [{ table: 'jobs', column: 'kind', name: 'jobs_kind_check' }] as const;
 

@@ -1,7 +1,7 @@
 // The pipeline tables' row types (0032_pipelines), part of db/schema.ts's DB.
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { JobPriority } from '../shared/job-model.js';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 import type { PipelineStatus, PipelineWebhookEventName, StepStatus, StoredReference } from '../shared/pipelines.js';
 
 type Json<T> = ColumnType<T, string, string>;

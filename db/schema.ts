@@ -18,12 +18,12 @@ import type { EventTables } from './event-schema.js';
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
 
-import type { JobKind } from '../shared/kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from '../shared/job-model.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { UploadStatus } from '../shared/uploads.js';
 
-export { jobKinds, type JobKind } from '../shared/kinds/index.js';
+export { jobKinds, type JobKind } from '../kinds/index.js';
 export {
   jobPhases,
   jobStatuses,

@@ -10,7 +10,7 @@ import type { JobPriority } from '../shared/job-model.js';
 import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 import type { resolveJobRoute } from '../shared/routing.js';
 import type { JobParamsOf, StoredJobParams } from '../shared/job-params.js';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 
 /** The configuration that says which providers serve each model here. */
 type RoutingConfig = Parameters<typeof resolveJobRoute>[0];

@@ -4,8 +4,8 @@
 // the ids a batch derives, the record, the quote, the event and the manifest's rows, shared by the
 // gateway, the activities and the document.
 import { z } from 'zod';
-import { idField, webhookRequestFields } from './kinds/fields.js';
-import { jobKinds, kindOf, type JobKind } from './kinds/index.js';
+import { idField, webhookRequestFields } from '../kinds/define.js';
+import { jobKinds, kindOf, type JobKind } from '../kinds/index.js';
 import { labelRequestFields } from './labels.js';
 import { PIPELINE_STEPS_HARD_MAX, pipelineStepSchema, stepBodySchemas } from './pipelines.js';
 

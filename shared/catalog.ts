@@ -2,16 +2,17 @@
 // model id, with the inputs it allows (aspect ratios, durations, resolutions), defaults, a deadline
 // and a price in credits. It is the one source for request validation, pricing and routing.
 // Values follow each provider's documentation; the `source` of each entry says where.
-// The entries live in shared/catalog/{images,videos,actors}.ts; this module merges them with the
+// The entries live in each kind's folder (kinds/<kind>/models.ts); this module merges them with the
 // second routes the providers declare (providers/<name>/descriptor.ts `routes`) and holds the rules.
 import type { JobPriority, ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from '../providers/index.js';
 import { askedControls, generationControls, type GenerationControl } from './generation-controls.js';
 import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
-import { imageEntries } from './catalog/images.js';
-import { videoEntries } from './catalog/videos.js';
-import { transcribedVideoEntries } from './catalog/videos-transcribed.js';
-import { actorEntries } from './catalog/actors.js';
+import { imageEntries, imageModels } from '../kinds/image/models.js';
+import { videoEntries, videoModels } from '../kinds/video/models.js';
+import { transcribedVideoEntries } from '../kinds/video/models-transcribed.js';
+import { replaceActorEntries, replaceActorModel } from '../kinds/replace-actor/models.js';
+import { talkingActorEntries, talkingActorModels } from '../kinds/talking-actor/models.js';
 
 export type {
   AlternateAccepts,
@@ -37,42 +38,14 @@ function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'a
   return { ...entry, ...(alternates.length ? { alternates } : {}), ...(disabledRoutes.length ? { disabledRoutes } : {}) };
 }
 
-const entries = { ...imageEntries, ...videoEntries, ...transcribedVideoEntries, ...actorEntries };
+const entries = { ...imageEntries, ...videoEntries, ...transcribedVideoEntries, ...replaceActorEntries, ...talkingActorEntries };
 type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
 
-export const imageModels = [
-  'nano-banana-2',
-  'gpt-image-1.5',
-  'gpt-image-2',
-  'gpt-image-2.5-sunburst',
-  'gpt-image-2.5-flare',
-  'gpt-image-2.6-sunburst',
-  'gpt-image-2.6-flare',
-  'seedream-4.5',
-  'seedream-5.0-lite',
-] as const;
-export const videoModels = [
-  'sora-2-pro',
-  'sora-2',
-  'kling-3.0',
-  'kling-3.0-turbo',
-  'kling-o3-4k',
-  'kling-2.6',
-  'veo-3.1',
-  'veo-3.1-lite',
-  'seedance-1.5',
-  'seedance-2.0',
-  'seedance-2.0-fast',
-  'grok-video',
-  'grok-video-1.5',
-] as const;
-export const replaceActorModel = 'replace-actor';
-const talkingActorModel = 'talking-actor';
-/** The talking-actor pipelines: the default first (ElevenLabs Multilingual v2), then Eleven v3's. */
-export const talkingActorModels = [talkingActorModel, 'talking-actor-v3'] as const;
+// Each kind's models in document order, from its folder (kinds/<kind>/models.ts).
+export { imageModels, videoModels, replaceActorModel, talkingActorModels };
 
 export function routeFor(model: string): ModelRoute | undefined {
   return Object.hasOwn(catalog, model) ? (catalog as Record<string, ModelRoute>)[model] : undefined;

@@ -10,18 +10,6 @@ import { NOT_BLANK_PATTERN } from './text-patterns.js';
 export const generationControls = ['seed', 'negative_prompt', 'audio'] as const;
 export type GenerationControl = (typeof generationControls)[number];
 
-/**
- * The controls each kind's create body takes (every kind listed: shared/kinds/index.ts checks it;
- * this module imports no kind names, as providers/define.ts reads its types).
- */
-export const kindControls = {
-  image: ['seed'],
-  video: ['seed', 'negative_prompt', 'audio'],
-  replace_actor: [],
-  talking_actor: [],
-} as const satisfies Record<string, readonly GenerationControl[]>;
-export type ControlledKind = keyof typeof kindControls;
-
 /** The largest seed: a 32-bit signed integer, the widest every route's seed field takes (fal's types say integer). */
 const MAX_SEED = 2_147_483_647;
 
@@ -83,9 +71,9 @@ export function controlsOf(p: ControlParams): { seed?: number; negative_prompt?:
 }
 
 /**
- * For the document: the kind's controls none of a model's routes takes, as `false` properties of the
+ * For the document: the kind's controls (`own`, its descriptor's) none of a model's routes takes, as `false` properties of the
  * model's schema branch (a request sending one is refused).
  */
-export function refusedControlRules(kind: ControlledKind, taken: readonly GenerationControl[]): Record<string, false> {
-  return Object.fromEntries((kindControls[kind] as readonly GenerationControl[]).filter((c) => !taken.includes(c)).map((c) => [c, false]));
+export function refusedControlRules(own: readonly GenerationControl[], taken: readonly GenerationControl[]): Record<string, false> {
+  return Object.fromEntries(own.filter((c) => !taken.includes(c)).map((c) => [c, false]));
 }

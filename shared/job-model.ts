@@ -1,11 +1,11 @@
 // The job vocabulary both processes and the workflows share, declared once: statuses, phases and
 // provider names (the live ones from the provider list, providers/index.ts). Pure data, so
-// workflow code may import it. The kinds are declared by their descriptors (shared/kinds): only
+// workflow code may import it. The kinds are declared by their descriptors (kinds/): only
 // their type is read here, so this stays free of zod for the workflow bundle.
 import { liveProviderNames, type LiveProviderName } from '../providers/index.js';
 
 /**
- * The job kind names, in document order. Each has its descriptor in shared/kinds/ (the one list there
+ * The job kind names, in document order. Each has its descriptor in kinds/ (the one list there
  * must name exactly these: a compile-time check), which declares everything else about it. Kept here,
  * in the leaf vocabulary, so the catalog can name a model's kind without importing the descriptors
  * that read the catalog.

@@ -1,11 +1,11 @@
 // The typed job model: what each kind of job stores in its `params` column (its descriptor's
-// `params` schema, shared/kinds) beside its route, and the one discriminated union (`TypedParams`)
+// `params` schema, kinds/) beside its route, and the one discriminated union (`TypedParams`)
 // every reader switches on. The gateway writes these shapes once at create time (its create bodies
 // resolve defaults and references into them); the worker's activities, the workflow client and the
 // job records read them back through `typedParams`.
 import { z } from 'zod';
 import type { JobRoute } from './job-model.js';
-import type { JobKind, KindOf } from './kinds/index.js';
+import type { JobKind, KindOf } from '../kinds/index.js';
 
 /** Per kind: the parameters of a job as stored (defaults resolved, references checked). */
 export type JobParamsOf<K extends JobKind> = z.infer<KindOf<K>['params']>;

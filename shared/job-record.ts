@@ -1,15 +1,15 @@
 // The job record every API answer and every webhook event carries, declared once for both
 // processes: `presentJob`, the one function that builds a record from a job row (the gateway's
 // status, create, cancel and event answers; the worker's webhook payloads, from the row as the
-// event's transaction left it). The record schemas are the kinds' (shared/kinds), their common
-// status fields shared/kinds/fields.ts.
+// event's transaction left it). The record schemas are the kinds' (kinds/), their common
+// status fields kinds/define.ts.
 import type { z } from 'zod';
-import type { JobKind } from './kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 import type { JobError, JobOutput, JobPhase, JobPriority, JobStatus, ProviderAttempt, WebhookEventName } from './job-model.js';
 import { outputFrame, routeFor } from './catalog.js';
 import type { StoredJobParams } from './job-params.js';
-import { imageKind, kindOf, talkingActorKind, videoKind } from './kinds/index.js';
-import type { progressSchema } from './kinds/fields.js';
+import { imageKind, kindOf, talkingActorKind, videoKind } from '../kinds/index.js';
+import type { progressSchema } from '../kinds/define.js';
 
 /** What presentJob reads of a job row (db/schema.ts `Job` has it all). */
 export interface JobRow {

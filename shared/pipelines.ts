@@ -4,8 +4,8 @@
 // pipeline derives (its steps' job ids, their outputs' upload ids) and the record's schema, shared
 // by the gateway (validation, records), the activities (resolution) and the document.
 import { z } from 'zod';
-import { idField, webhookRequestFields } from './kinds/fields.js';
-import { jobKinds, kindOf, type JobKind } from './kinds/index.js';
+import { idField, webhookRequestFields } from '../kinds/define.js';
+import { jobKinds, kindOf, type JobKind } from '../kinds/index.js';
 import { jobStatuses } from './job-model.js';
 import { labelRecordFields, labelRequestFields } from './labels.js';
 

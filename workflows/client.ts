@@ -6,7 +6,7 @@ import { TypedSearchAttributes } from '@temporalio/common';
 // Queried by name, not through job-generation.ts's definition: that would load @temporalio/workflow into
 // the gateway.
 import { typedParams, type StoredJobParams } from '../shared/job-params.js';
-import { kindOf } from '../shared/kinds/index.js';
+import { kindOf } from '../kinds/index.js';
 import {
   progressQueryName,
   searchAttributes,

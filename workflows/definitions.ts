@@ -1,13 +1,13 @@
 // Names shared by the gateway, the workers and the workflows: task queues, search attributes and
 // the workflow input. Pure data — safe inside the workflow sandbox (the job kinds' workflow types
-// are their descriptors', shared/kinds, which the sandbox does not load).
+// are their descriptors', kinds/, which the sandbox does not load).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { JobPhase, ProviderName, RouteChoice } from '../shared/job-model.js';
-import type { JobKind } from '../shared/kinds/index.js';
+import type { JobKind } from '../kinds/index.js';
 import type { ProviderRef } from '../shared/provider-types.js';
 
 export { providerNames, type JobStatus, type ProviderName } from '../shared/job-model.js';
-export type { JobKind } from '../shared/kinds/index.js';
+export type { JobKind } from '../kinds/index.js';
 
 /**
  * The workflow that delivers one webhook event (workflows/webhook-delivery.ts): its id is the event

@@ -1,10 +1,10 @@
-// One workflow type per job kind (the kind descriptor's `workflowType`, shared/kinds), so operators
+// One workflow type per job kind (the kind descriptor's `workflowType`, kinds/), so operators
 // filter and read them apart in the Web UI; each runs the one generation workflow. A new kind adds
 // its function here, named as its descriptor says (the compiler checks every descriptor's type has one).
 import { runGeneration } from './job-generation.js';
 import type { GenerationInput } from './definitions.js';
 import { setVersioningBehavior } from './versioning.js';
-import type { JobKind, KindOf } from '../shared/kinds/index.js';
+import type { JobKind, KindOf } from '../kinds/index.js';
 
 type JobWorkflow = (input: GenerationInput) => Promise<{ outputs: number }>;
 

@@ -1,4 +1,4 @@
-// The background video a job's output is composited over (a talking actor's: shared/kinds
+// The background video a job's output is composited over (a talking actor's: kinds/
 // `inputs` entries of role `background`), found again when its outputs are stored: the upload it
 // names, or the file its URL was fetched into when the job started.
 import type { Job } from '../../db/schema.js';
@@ -6,7 +6,7 @@ import type { Database } from '../../db/index.js';
 import { findUploadForJob } from '../../db/repos/uploads.js';
 import { frameSize, type ModelRoute } from '../../shared/catalog.js';
 import { failureTypes } from '../../shared/failure-types.js';
-import { kindOf } from '../../shared/kinds/index.js';
+import { kindOf } from '../../kinds/index.js';
 import type { Storage } from '../../shared/storage.js';
 import { nonRetryable } from './common.js';
 

@@ -8,7 +8,7 @@ import type { Storage } from '../../shared/storage.js';
 import { IllegalStatusMoveError, InsufficientCreditsError, type JobService } from '../../jobs/index.js';
 import type { Config } from '../../shared/config.js';
 import { failureTypes } from '../../shared/failure-types.js';
-import { kindDescriptors, type KindDescriptor } from '../../shared/kinds/index.js';
+import { kindDescriptors, type KindDescriptor } from '../../kinds/index.js';
 import type { InputFile, ProviderAdapter, ProviderRef } from '../providers/types.js';
 import type { ProviderName, RunClaim } from '../../shared/job-model.js';
 
@@ -91,7 +91,7 @@ async function refuseReplacedRun(jobId: string, runId: string, holder: string): 
 
 // ------------------------------------------------------------------ io activities
 
-/** Per kind, the params keys of its URL inputs (shared/kinds `inputs`): they are fetched before the request can be built. */
+/** Per kind, the params keys of its URL inputs (kinds/<kind>/descriptor.ts `inputs`): they are fetched before the request can be built. */
 const urlInputs = kindDescriptors
   .map(
     (d) =>

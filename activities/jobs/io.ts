@@ -7,7 +7,7 @@ import { redactText } from '../../shared/redact.js';
 import { failureTypes } from '../../shared/failure-types.js';
 import { routeFor } from '../../shared/catalog.js';
 import { typedParams } from '../../shared/job-params.js';
-import { kindOf, type KindDescriptor } from '../../shared/kinds/index.js';
+import { kindOf, type KindDescriptor } from '../../kinds/index.js';
 import type { InputFile, ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { RunClaim } from '../../shared/job-model.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
@@ -34,7 +34,7 @@ export function createJobIoActivities(deps: JobActivityDeps): JobIoActivities {
     return { role, key: up.object_key, contentType: up.mime_type };
   }
 
-  /** The job's declared inputs (shared/kinds `inputs`) that its params name, resolved into our store in declaration order (fetching URL inputs, safely). */
+  /** The job's declared inputs (kinds/<kind>/descriptor.ts `inputs`) that its params name, resolved into our store in declaration order (fetching URL inputs, safely). */
   async function resolveInputs(job: Job, declared: KindDescriptor['inputs']): Promise<InputFile[]> {
     const inputs: InputFile[] = [];
     const params = job.params as unknown as Record<string, unknown>;

@@ -11,7 +11,7 @@ import { authOf, keyScopeDenied, presentedSecret, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { ApiError, invalidRequest } from '../errors.js';
 import { apiKeyScopes, cidrContains, parseCidr, type ApiKeyScope, type KeyRules } from '../../shared/api-key-rules.js';
-import { jobKinds } from '../../shared/kinds/index.js';
+import { jobKinds } from '../../kinds/index.js';
 import { routeFor } from '../../shared/catalog.js';
 import { getKey, KeyManagementRefused, listKeys, mintKey, revokeKey, type KeyRow, type MintedKeyRules } from '../../db/repos/api-key-admin.js';
 import { budgetsFor, standingOf } from '../../db/repos/budgets.js';

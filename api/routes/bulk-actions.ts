@@ -22,7 +22,7 @@ import type { JobListFilters } from '../../db/repos/job-lists.js';
 import { recordAuditEvent } from '../../db/repos/audit.js';
 import { keyActor } from '../../shared/audit.js';
 import { newId } from '../../shared/ids.js';
-import { jobKinds } from '../../shared/kinds/index.js';
+import { jobKinds } from '../../kinds/index.js';
 import { jobPriorities } from '../../shared/job-model.js';
 import { METADATA_KEY_PATTERN, METADATA_MAX_KEYS, METADATA_VALUE_MAX, TAG_PATTERN, TAGS_MAX, metadataLabel, tagLabel } from '../../shared/labels.js';
 import { BULK_ACTION_MAX_JOBS, BULK_ACTION_PER_SECOND, bulkEligibleStatuses } from '../../shared/bulk-actions.js';

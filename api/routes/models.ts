@@ -9,13 +9,14 @@ import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import { routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
 import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
-import { generationControls, kindControls, type GenerationControl } from '../../shared/generation-controls.js';
+import { generationControls, type GenerationControl } from '../../shared/generation-controls.js';
+import { kindControls } from '../../kinds/index.js';
 import { imageOutputFormats } from '../../shared/output-format.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import { deprecatedRoutes, unavailableRoutes } from '../../db/repos/route-probes.js';
 import type { CircuitState } from '../../db/schema.js';
-import { jobKinds as kindNames } from '../../shared/kinds/index.js';
+import { jobKinds as kindNames } from '../../kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
 const modelSchema = z.object({

@@ -6,7 +6,7 @@ import type { Queryable } from '../index.js';
 import type { Job } from '../schema.js';
 import type { Pipeline, PipelineError, PipelineStep, PipelineStepOutput } from '../pipeline-schema.js';
 import type { PipelineStatus, PipelineWebhookEventName, StepStatus, StoredReference } from '../../shared/pipelines.js';
-import type { JobKind } from '../../shared/kinds/index.js';
+import type { JobKind } from '../../kinds/index.js';
 import type { JobPriority } from '../../shared/job-model.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import { labelCreatedMicros, labelOlderThan, otherLabels, type LabelSubject } from './label-filters.js';

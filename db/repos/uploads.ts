@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import type { FileUpload, NewFileUpload } from '../schema.js';
 import type { StoredUpload } from '../../shared/uploads.js';
-import { uploadParamKeys } from '../../shared/kinds/index.js';
+import { uploadParamKeys } from '../../kinds/index.js';
 
 export async function insertUpload(db: Queryable, row: NewFileUpload): Promise<FileUpload> {
   return db.insertInto('file_uploads').values(row).returningAll().executeTakeFirstOrThrow();
@@ -187,7 +187,7 @@ export async function expireUploads(db: Queryable, now: Date, limit = 5_000): Pr
   return Number(r.numUpdatedRows);
 }
 
-// Whether a job's params name the upload under a key its kind declares (shared/kinds: its `inputs` from uploads):
+// Whether a job's params name the upload under a key its kind declares (kinds/<kind>/descriptor.ts: its `inputs` from uploads):
 // a key holds one id or a list of them, and jsonb `@>` matches the id in either.
 const namedByJob = sql.join(
   uploadParamKeys.map((k) => sql`j.params->${sql.lit(k)} @> to_jsonb(file_uploads.id)`),

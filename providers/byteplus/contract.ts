@@ -36,7 +36,7 @@
 //    and dreamina-seedance-2-0-fast-260128 ("--model must be in the complete <name>-<primary_version>
 //    form"), sent to the same task API with top-level ratio, resolution, duration and generate_audio.
 //  - NOT from BytePlus's text (third-party docs and resellers agree; they are no authority):
-//    · Seedance 2.0's 4–15 s (fal's pages state the same for the model: shared/catalog/videos-transcribed.ts);
+//    · Seedance 2.0's 4–15 s (fal's pages state the same for the model: kinds/video/models-transcribed.ts);
 //    · the model ids seedream-4-5-251128 and seedance-1-5-pro-251215: both are configurable
 //      (ARK_SEEDREAM_MODEL, ARK_SEEDANCE_MODEL, e.g. an ep-… Endpoint ID) for that reason;
 //    · Seedream 4.5's size rule "WxH with a total of 2560×1440 (3686400) to 4096×4096 pixels" (the

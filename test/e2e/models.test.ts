@@ -8,7 +8,7 @@ import { api } from '../support/services.js';
 import { startInProcessGateway, type Gateway } from '../integration/gateway-harness.js';
 import { catalog, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { kinds as jobKinds } from '../../api/routes/jobs/kinds.js';
-import { kindControls } from '../../shared/generation-controls.js';
+import { kindControls } from '../../kinds/index.js';
 
 let tdb: TestDatabase;
 let local: Gateway;

@@ -16,7 +16,7 @@ import { catalog, priceAt } from '../../shared/catalog.js';
 
 /** The local provider fleet's slots: the bounds below are stated from it. */
 const SLOTS = 1;
-/** nano-banana-2: 4 credits an image; a quarter off at low priority, 3 (shared/catalog/images.ts). */
+/** nano-banana-2: 4 credits an image; a quarter off at low priority, 3 (kinds/image/models.ts). */
 const normalPrice = 4;
 const lowPrice = 3;
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createTestDatabase, type TestDatabase } from '../support/stack.js';
 import { migrateDownAll, migrateToLatest, migrations, syncKindChecks } from '../../db/migrate.js';
-import { jobKinds } from '../../shared/kinds/index.js';
+import { jobKinds } from '../../kinds/index.js';
 import type { Database } from '../../db/index.js';
 
 const appTables = [

@@ -13,7 +13,7 @@ import ts from 'typescript';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** The folders of service code: the processes, their layers and the client library. */
-const serviceFolders = ['api', 'workflows', 'activities', 'providers', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'client/src'];
+const serviceFolders = ['api', 'workflows', 'activities', 'providers', 'kinds', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'client/src'];
 /** Written by generators, checked by their own tests (client types from the OpenAPI document). */
 const generated = new Set(['client/src/openapi.ts']);
 const maxLines = 400;

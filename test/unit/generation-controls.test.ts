@@ -8,11 +8,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { catalog, requestRefusal, routeControls, routeFor, type ModelRoute } from '../../shared/catalog.js';
 import { resolveJobRoute } from '../../shared/routing.js';
-import { kindControls, type GenerationControl } from '../../shared/generation-controls.js';
+import type { GenerationControl } from '../../shared/generation-controls.js';
 import { falRequestFor } from '../../providers/fal/requests.js';
 import type { InputFile, ProviderContext, ProviderRequest } from '../../activities/providers/types.js';
 import { modelInfo } from '../../api/routes/models.js';
-import { imageKind, videoKind } from '../../shared/kinds/index.js';
+import { imageKind, kindControls, videoKind } from '../../kinds/index.js';
 import { liveKeys } from '../support/provider-keys.js';
 
 const asked = { seed: 987654, negativePrompt: 'blurry, watermark', audio: false } as const;

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const serviceFolders = ['api', 'db', 'shared', 'providers', 'workflows', 'activities', 'worker', 'jobs', 'admin', 'codec'];
+const serviceFolders = ['api', 'db', 'shared', 'kinds', 'providers', 'workflows', 'activities', 'worker', 'jobs', 'admin', 'codec'];
 
 function sources(dir: string): string[] {
   if (!existsSync(dir)) return [];

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { kindDescriptors, type JobKind } from '../../shared/kinds/index.js';
+import { kindDescriptors, type JobKind } from '../../kinds/index.js';
 import { pipelineCreateBody, pipelineResumeBody, referenceableFields, stepBodySchemas, stepExcludedFields } from '../../shared/pipelines.js';
 import { parsePipelineCreate, parseResumeBody, parseStepBody } from '../../api/routes/pipelines/checks.js';
 import { allOperations, buildOpenApiDocument } from '../../api/openapi.js';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../../shared/ids.js';
-import { kindDescriptors } from '../../shared/kinds/index.js';
+import { kindDescriptors } from '../../kinds/index.js';
 import {
   outputCountOf,
   outputTypeOf,

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Folders whose exports are checked: the processes and their layers (the client library is a public API, its exports are its surface). */
-const checked = ['api', 'workflows', 'activities', 'providers', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'console', 'scripts'];
+const checked = ['api', 'workflows', 'activities', 'providers', 'kinds', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'console', 'scripts'];
 /** Folders whose files count as users of a name. */
 const users = [...checked, 'test', 'client/src'];
 /** Generated, and no user of anything. */

@@ -23,7 +23,7 @@ import { ledgerForJob } from '../support/ledger.js';
 import { insertJobWithCharge } from '../../db/repos/jobs.js';
 import { jobToStart } from '../../workflows/client.js';
 import { taskQueues } from '../../workflows/definitions.js';
-import { workflowTypes } from '../../shared/kinds/index.js';
+import { workflowTypes } from '../../kinds/index.js';
 import type { Config } from '../../shared/config.js';
 
 const JOBS = 20;

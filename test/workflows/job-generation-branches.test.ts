@@ -19,7 +19,7 @@ import { startProviderCancel } from '../../workflows/client.js';
 import type { Job } from '../../db/schema.js';
 import type { JobIoActivities, JobProviderActivities, ProviderCheck } from '../../workflows/activity-types.js';
 import { PROVIDER_CANCEL_RUN_TIMEOUT_MS, taskQueues, type GenerationInput, type JobStatus, type ProviderName } from '../../workflows/definitions.js';
-import { workflowTypes } from '../../shared/kinds/index.js';
+import { workflowTypes } from '../../kinds/index.js';
 import type { PollResult, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
 
 const bundlePath = fileURLToPath(new URL('../../workflow-bundle.js', import.meta.url));

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Queryable } from '../../../db/index.js';
 import type { NewBatchItem } from '../../../db/repos/batches.js';
 import type { JobService } from '../../../jobs/index.js';
-import type { JobKind } from '../../../shared/kinds/index.js';
+import type { JobKind } from '../../../kinds/index.js';
 import {
   BATCH_ITEM_PRIORITY,
   batchCreateBody,

@@ -1,4 +1,4 @@
-// The job kinds as the gateway serves them: each kind's descriptor (shared/kinds: paths, create
+// The job kinds as the gateway serves them: each kind's descriptor (kinds/<kind>/descriptor.ts: paths, create
 // body, records, presentation) and what only the gateway does, inside the create transaction: one
 // `prepare` for every kind, driven by the descriptor (its route checks, its upload inputs, its
 // params), plus a database lookup for the kinds whose references need one (`lookups`).
@@ -10,7 +10,7 @@ import { uploadUnavailable } from '../../../db/repos/uploads.js';
 import type { JobParamsOf } from '../../../shared/job-params.js';
 import { createdAnswer, presentJob } from '../../../shared/job-record.js';
 import { allowedDurations, durationAllowed, routeFor, type ModelRoute } from '../../../shared/catalog.js';
-import { kindDescriptors, type Checked, type JobKind, type KindDescriptor, type KindOf, type RouteCheck } from '../../../shared/kinds/index.js';
+import { kindDescriptors, type Checked, type JobKind, type KindDescriptor, type KindOf, type RouteCheck } from '../../../kinds/index.js';
 
 /** What a create request resolves to inside its transaction, before the route and price are added. */
 interface Prepared<K extends JobKind> {
@@ -121,7 +121,7 @@ async function prepare(
   return { model, route, params: d.toParams(body, checked) as JobParamsOf<JobKind> };
 }
 
-/** Every kind, in document order (shared/kinds). */
+/** Every kind, in document order (kinds/). */
 export const kinds: readonly KindSpec[] = kindDescriptors.map((d) => ({
   ...(d as KindDescriptor),
   kind: d.kind,

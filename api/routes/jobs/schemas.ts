@@ -1,5 +1,5 @@
 // The job endpoints' own schemas: the status query and the URL answer. The kinds' create bodies,
-// records and stored params are their descriptors' (shared/kinds).
+// records and stored params are their descriptors' (kinds/).
 import { z } from 'zod';
 
 export const statusQuery = z.strictObject({

@@ -13,7 +13,7 @@ import type { NewPipelineStep } from '../../../db/repos/pipelines.js';
 import type { JobService } from '../../../jobs/index.js';
 import { highPriorityAllowed } from '../../../db/repos/workspace-priority.js';
 import type { JobPriority } from '../../../shared/job-model.js';
-import { jobKinds, type JobKind } from '../../../shared/kinds/index.js';
+import { jobKinds, type JobKind } from '../../../kinds/index.js';
 import {
   outputCountOf,
   outputTypeOf,

@@ -1,9 +1,13 @@
 // The video kind: text (or a start frame, an end frame, reference images) to video, per-model rules
 // from the catalog.
 import { z } from 'zod';
-import { catalogControls, routeFor, videoModels, type ModelRoute } from '../catalog.js';
-import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
-import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
+import { catalogControls, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { videoModels } from './models.js';
+import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules, type GenerationControl } from '../../shared/generation-controls.js';
+import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from '../define.js';
+
+/** The generation controls a video create takes (a route that does not take one refuses it). */
+const controls = ['seed', 'negative_prompt', 'audio'] as const satisfies readonly GenerationControl[];
 
 /**
  * The per-model rules that the gateway's `prepare` and `requestRefusal` enforce from the catalog, as
@@ -26,7 +30,7 @@ function videoModelRules(): Record<string, unknown>[] {
         resolution: { enum: [...(route.resolutions ?? [])] },
         ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
         ...(route.imageInputs === false ? { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } : {}),
-        ...refusedControlRules('video', catalogControls(route)),
+        ...refusedControlRules(controls, catalogControls(route)),
       },
       dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
       // An image-to-video-only model needs its first frame: the start frame, or one reference image.
@@ -54,7 +58,7 @@ function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
     ...(route.referenceDurations ? [{ anyOf: [noReferences, { properties: { duration: { enum: [...route.referenceDurations] } } }] }] : []),
     // The reference endpoint's fewer controls (veo-3.1: no seed or negative_prompt with reference images).
     ...(route.referenceControls && route.secondaryModelIds?.reference
-      ? [{ anyOf: [noReferences, { properties: refusedControlRules('video', route.referenceControls) }] }]
+      ? [{ anyOf: [noReferences, { properties: refusedControlRules(controls, route.referenceControls) }] }]
       : []),
   ];
   return {
@@ -77,6 +81,7 @@ export const videoKind = defineKind({
   workflowType: 'videoGeneration',
   tag: 'Videos',
   models: videoModels,
+  controls,
   body: z
     .strictObject({
       project_id: idField,

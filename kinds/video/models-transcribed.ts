@@ -1,7 +1,7 @@
 // The catalog's video models on fal endpoints the pinned @fal-ai/client does not type yet (their
 // bodies are checked against transcriptions of fal's pages: providers/fal/contract.ts
 // FalTranscribedInputs). shared/catalog.ts has the rules; the `source` of each entry says where.
-import type { ModelEntry } from './types.js';
+import type { ModelEntry } from '../../shared/catalog/types.js';
 
 export const transcribedVideoEntries = {
   'kling-3.0-turbo': {

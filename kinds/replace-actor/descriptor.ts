@@ -1,9 +1,9 @@
 // The replace-actor kind: the person in a video replaced by the one in an image (uploads or https
 // URLs), one video per job; its record is the video record.
 import { z } from 'zod';
-import { replaceActorModel } from '../catalog.js';
-import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, webhookFieldRules, webhookRequestFields } from './fields.js';
-import { videoRecord } from './video.js';
+import { replaceActorModel } from './models.js';
+import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, webhookFieldRules, webhookRequestFields } from '../define.js';
+import { videoRecord } from '../video/descriptor.js';
 
 export const replaceActorKind = defineKind({
   kind: 'replace_actor',
@@ -14,6 +14,7 @@ export const replaceActorKind = defineKind({
   workflowType: 'replaceActorGeneration',
   tag: 'Replace actors',
   models: [replaceActorModel],
+  controls: [],
   body: z
     .strictObject({
       project_id: idField,

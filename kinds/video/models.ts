@@ -1,6 +1,7 @@
 // The catalog's video models (shared/catalog.ts has the rules). Values follow each provider's
 // documentation; the `source` of each entry says where. Second routes: providers/<name>/descriptor.ts `routes`.
-import type { ModelEntry } from './types.js';
+import type { ModelEntry } from '../../shared/catalog/types.js';
+import type { transcribedVideoEntries } from './models-transcribed.js';
 
 export const videoEntries = {
   // ---- videos
@@ -306,3 +307,25 @@ export const videoEntries = {
     price: { per: 'second', credits: 6, providerCost: 4 },
   },
 } as const satisfies Record<string, ModelEntry>;
+
+/** The video models in document order (the create body's `model` enum), from both files. */
+export const videoModels = [
+  'sora-2-pro',
+  'sora-2',
+  'kling-3.0',
+  'kling-3.0-turbo',
+  'kling-o3-4k',
+  'kling-2.6',
+  'veo-3.1',
+  'veo-3.1-lite',
+  'seedance-1.5',
+  'seedance-2.0',
+  'seedance-2.0-fast',
+  'grok-video',
+  'grok-video-1.5',
+] as const satisfies readonly (keyof typeof videoEntries | keyof typeof transcribedVideoEntries)[];
+// …and every video model of both files is in the list.
+const everyVideoListed: [Exclude<keyof typeof videoEntries | keyof typeof transcribedVideoEntries, (typeof videoModels)[number]>] extends [never]
+  ? true
+  : never = true;
+void everyVideoListed;

@@ -3,11 +3,12 @@
 // URL), and the status fields every job record carries beside its kind's own. Pure zod, no I/O:
 // the gateway, the workers and the scripts read it alike.
 import { z } from 'zod';
-import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '../job-model.js';
-import type { InputFile, ProviderRequest } from '../provider-types.js';
-import type { ModelRoute } from '../catalog.js';
-import { labelRecordFields, labelRequestFields } from '../labels.js';
-import { NOT_BLANK_PATTERN } from '../text-patterns.js';
+import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '../shared/job-model.js';
+import type { InputFile, ProviderRequest } from '../shared/provider-types.js';
+import type { ModelRoute } from '../shared/catalog.js';
+import type { GenerationControl } from '../shared/generation-controls.js';
+import { labelRecordFields, labelRequestFields } from '../shared/labels.js';
+import { NOT_BLANK_PATTERN } from '../shared/text-patterns.js';
 
 /**
  * For the document: what every URL the service fetches or posts to must look like before its host is
@@ -265,6 +266,8 @@ export interface KindDescriptor<
   /** The document's tag of the kind's operations. */
   tag: string;
   models: readonly string[];
+  /** The generation controls its create body takes (shared/generation-controls.ts); none: []. */
+  controls: readonly GenerationControl[];
   /** The create request body. */
   body: B;
   /**

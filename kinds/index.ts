@@ -5,13 +5,13 @@
 // (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its descriptor here,
 // its name in shared/job-model.ts, its workflow (workflows/kinds.ts) and its models in the catalog
 // (docs/contributing.md, "Adding a job kind").
-import { uploadParamsOf, type KindDescriptor } from './fields.js';
-import type { JobKindName } from '../job-model.js';
-import type { ControlledKind } from '../generation-controls.js';
-import { imageKind } from './image.js';
-import { videoKind } from './video.js';
-import { replaceActorKind } from './replace-actor.js';
-import { talkingActorKind } from './talking-actor.js';
+import { uploadParamsOf, type KindDescriptor } from './define.js';
+import type { JobKindName } from '../shared/job-model.js';
+import type { GenerationControl } from '../shared/generation-controls.js';
+import { imageKind } from './image/descriptor.js';
+import { videoKind } from './video/descriptor.js';
+import { replaceActorKind } from './replace-actor/descriptor.js';
+import { talkingActorKind } from './talking-actor/descriptor.js';
 
 export const kindDescriptors = [imageKind, videoKind, replaceActorKind, talkingActorKind] as const satisfies readonly { kind: JobKindName }[];
 
@@ -20,9 +20,6 @@ export type JobKind = Kinds['kind'];
 // Every kind name of shared/job-model.ts has its descriptor in the list.
 const everyKindDescribed: [Exclude<JobKindName, JobKind>] extends [never] ? true : never = true;
 void everyKindDescribed;
-// …and its generation controls listed (shared/generation-controls.ts), none for a kind that is not one.
-const everyKindControlled: [Exclude<JobKindName, ControlledKind> | Exclude<ControlledKind, JobKindName>] extends [never] ? true : never = true;
-void everyKindControlled;
 /** The descriptor of one kind, with its own schemas' types. */
 export type KindOf<K extends JobKind> = Extract<Kinds, { kind: K }>;
 
@@ -38,8 +35,11 @@ export function kindOf(kind: JobKind): KindDescriptor {
 /** Every params key that holds file upload ids, over all kinds (db/repos/uploads.ts keeps those uploads while the job runs). */
 export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.flatMap((d) => uploadParamsOf(d)))];
 
+/** The generation controls each kind's create body takes (its descriptor's `controls`). */
+export const kindControls = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.controls])) as Record<JobKind, readonly GenerationControl[]>;
+
 /** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 
-export type { Checked, InputParam, KindDescriptor, KindRequest, RequestContext, RouteCheck } from './fields.js';
+export type { Checked, InputParam, KindDescriptor, KindRequest, RequestContext, RouteCheck } from './define.js';
 export { imageKind, videoKind, replaceActorKind, talkingActorKind };

@@ -1,7 +1,8 @@
 // The image kind: text to image, one to four images per job.
 import { z } from 'zod';
-import { catalogControls, imageModels, routeFor } from '../catalog.js';
-import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../generation-controls.js';
+import { catalogControls, routeFor } from '../../shared/catalog.js';
+import { imageModels } from './models.js';
+import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules, type GenerationControl } from '../../shared/generation-controls.js';
 import {
   imageTargetOf,
   outputFormatOf,
@@ -9,8 +10,11 @@ import {
   outputFormatRequestFields,
   outputQualityRefusal,
   outputQualityRule,
-} from '../output-format.js';
-import { aspectRatio3, defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from './fields.js';
+} from '../../shared/output-format.js';
+import { aspectRatio3, defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from '../define.js';
+
+/** The generation controls an image create takes (a route that does not take one refuses it). */
+const controls = ['seed'] as const satisfies readonly GenerationControl[];
 
 const record = jobRecordSchema({
   prompt: z.string(),
@@ -30,6 +34,7 @@ export const imageKind = defineKind({
   workflowType: 'imageGeneration',
   tag: 'Images',
   models: imageModels,
+  controls,
   body: z
     .strictObject({
       project_id: idField,
@@ -49,7 +54,7 @@ export const imageKind = defineKind({
     .meta({
       oneOf: imageModels.map((model) => ({
         title: model,
-        properties: { model: { const: model }, ...refusedControlRules('image', catalogControls(routeFor(model)!)) },
+        properties: { model: { const: model }, ...refusedControlRules(controls, catalogControls(routeFor(model)!)) },
       })),
       ...webhookFieldRules,
       dependentSchemas: outputQualityRule,

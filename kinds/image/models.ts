@@ -1,6 +1,6 @@
 // The catalog's image models (shared/catalog.ts has the rules). Values follow each provider's
 // documentation; the `source` of each entry says where. Second routes: providers/<name>/descriptor.ts `routes`.
-import type { ModelEntry } from './types.js';
+import type { ModelEntry } from '../../shared/catalog/types.js';
 
 const imageRatios = ['1:1', '9:16', '16:9'] as const;
 
@@ -226,3 +226,6 @@ export const imageEntries = {
     price: { per: 'image', credits: 3, providerCost: 2 },
   },
 } as const satisfies Record<string, ModelEntry>;
+
+/** The image models in document order (the create body's `model` enum). */
+export const imageModels = Object.keys(imageEntries) as (keyof typeof imageEntries)[] as [keyof typeof imageEntries, ...(keyof typeof imageEntries)[]];

@@ -3,11 +3,11 @@
 // URL), which our side composites under the presenter once the provider's clip is stored
 // (activities/providers/background.ts), whatever route served it.
 import { z } from 'zod';
-import { talkingActorModels } from '../catalog.js';
-import { MB } from '../media-type.js';
-import { uploadLimits } from '../uploads.js';
-import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, jobRecordSchema, webhookFieldRules, webhookRequestFields } from './fields.js';
-import { NOT_BLANK_PATTERN } from '../text-patterns.js';
+import { talkingActorModels } from './models.js';
+import { MB } from '../../shared/media-type.js';
+import { uploadLimits } from '../../shared/uploads.js';
+import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, jobRecordSchema, webhookFieldRules, webhookRequestFields } from '../define.js';
+import { NOT_BLANK_PATTERN } from '../../shared/text-patterns.js';
 
 const unit = z.number().min(0).max(1);
 const voiceOptions = z.object({
@@ -26,6 +26,7 @@ export const talkingActorKind = defineKind({
   workflowType: 'talkingActorGeneration',
   tag: 'Talking actors',
   models: talkingActorModels,
+  controls: [],
   body: z
     .strictObject({
       project_id: idField,

@@ -1,0 +1,53 @@
+// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor and its catalog models
+// under the same file names for every kind, the list (kinds/index.ts) imports each folder's
+// descriptor, and every catalog model lives in the folder of its kind.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jobKinds } from '../../kinds/index.js';
+import { catalog } from '../../shared/catalog.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const folderOf = (kind: string) => kind.replaceAll('_', '-');
+
+/** The catalog entries a kind's folder declares: every entry object exported by its models*.ts files. */
+async function entriesIn(folder: string): Promise<{ model: string; kind: string }[]> {
+  const files = readdirSync(join(root, 'kinds', folder)).filter((f) => /^models.*\.ts$/.test(f));
+  const found: { model: string; kind: string }[] = [];
+  for (const file of files) {
+    const module = (await import(new URL(`../../kinds/${folder}/${file.replace(/\.ts$/, '.js')}`, import.meta.url).href)) as Record<string, unknown>;
+    for (const value of Object.values(module)) {
+      if (!value || typeof value !== 'object' || Array.isArray(value)) continue;
+      for (const entry of Object.values(value as Record<string, unknown>)) {
+        const e = entry as { model?: unknown; kind?: unknown };
+        if (typeof e?.model === 'string' && typeof e.kind === 'string') found.push({ model: e.model, kind: e.kind });
+      }
+    }
+  }
+  return found;
+}
+
+test('each kind of the list is a folder with its descriptor and models, and each folder is in the list', () => {
+  const folders = readdirSync(join(root, 'kinds')).filter((f) => statSync(join(root, 'kinds', f)).isDirectory());
+  assert.deepEqual([...folders].sort(), jobKinds.map(folderOf).sort(), 'the kind folders are the list');
+  const list = readFileSync(join(root, 'kinds/index.ts'), 'utf8');
+  for (const kind of jobKinds) {
+    for (const file of ['descriptor.ts', 'models.ts']) assert.ok(existsSync(join(root, 'kinds', folderOf(kind), file)), `kinds/${folderOf(kind)}/${file}`);
+    assert.match(list, new RegExp(`from './${folderOf(kind)}/descriptor.js'`));
+    assert.match(readFileSync(join(root, 'kinds', folderOf(kind), 'descriptor.ts'), 'utf8'), new RegExp(`kind: '${kind}'`));
+  }
+});
+
+test('every catalog model is declared in the folder of its kind, and nowhere else', async () => {
+  const declared = new Map<string, string>();
+  for (const kind of jobKinds) {
+    for (const e of await entriesIn(folderOf(kind))) {
+      assert.equal(e.kind, kind, `${e.model} is a ${e.kind} model, declared in kinds/${folderOf(kind)}/`);
+      assert.ok(!declared.has(e.model), `${e.model} declared once`);
+      declared.set(e.model, e.kind);
+    }
+  }
+  assert.deepEqual([...declared.keys()].sort(), Object.keys(catalog).sort(), 'the catalog is the kind folders’ models');
+});
