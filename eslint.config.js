@@ -2,7 +2,8 @@
 // (no Node built-ins, no floating promises in workflow code), and the layering of the folders:
 //
 //   shared/     config, storage, catalog and routing, media, the guarded fetcher, the job model
-//   kinds/      one folder per job kind (descriptor.ts, models.ts) and the list: pure data beside shared/
+//   kinds/      one folder per job kind and the list: descriptor.ts and models.ts are pure data beside
+//               shared/; render.ts (its local rendering) is worker code the local renderer loads
 //   providers/  one folder per provider: descriptor.ts is pure data beside shared/ (every layer may
 //               import it and the list, providers/index.ts); adapter.ts, contract.ts, errors.ts and
 //               the rest are worker code, loaded by activities/providers/registry.ts only
@@ -28,8 +29,9 @@ const nodeBuiltins = {
 // outside the worker, and the descriptors themselves, import a provider's descriptor only.
 const depths = ['../', '../../', '../../../'];
 const providerWorkerFiles = {
-  group: depths.flatMap((d) => [`${d}providers/*/*`, `!${d}providers/*/descriptor.js`]),
-  message: "a provider's adapter, contract and errors are worker code (activities/providers/registry.ts loads them): import its descriptor.ts",
+  group: [...depths.flatMap((d) => [`${d}providers/*/*`, `!${d}providers/*/descriptor.js`]), ...depths.map((d) => `${d}kinds/*/render.js`)],
+  message:
+    "a provider's adapter, contract and errors, and a kind's render.ts, are worker code (activities/providers/registry.ts and the local renderer load them): import the descriptor",
 };
 
 const restricted = (patterns) => ({ '@typescript-eslint/no-restricted-imports': ['error', { patterns }] });
@@ -68,13 +70,20 @@ export default tseslint.config(
   {
     // The job kinds: pure data beside shared/ (the workflow bundle holds them).
     files: ['kinds/**/*.ts'],
+    ignores: ['kinds/*/render.ts'],
     rules: restricted([
       ...ban(
         ['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'],
         'kinds/ is pure data beside shared/: it imports shared/ and the provider descriptors only',
       ),
       providerWorkerFiles,
+      { group: ['./render.js', './*/render.js'], message: "a kind's render.ts is worker code: the local renderer loads it" },
     ]),
+  },
+  {
+    // A kind's local rendering: worker code beside the local renderer, which loads it by the kind's name.
+    files: ['kinds/*/render.ts'],
+    rules: restricted(ban(['api', 'worker', 'admin', 'workflows'], "a kind's local rendering never imports the processes that host it, nor workflow code")),
   },
   {
     // The provider list and each descriptor: pure data beside shared/ (the workflow bundle holds them).

@@ -1,4 +1,4 @@
-// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor and its catalog models
+// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor, its catalog models and its local rendering
 // under the same file names for every kind, the list (kinds/index.ts) imports each folder's
 // descriptor, and every catalog model lives in the folder of its kind.
 import { test } from 'node:test';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jobKinds } from '../../kinds/index.js';
 import { catalog } from '../../shared/catalog.js';
+import { renderModulePath, type KindRenderModule } from '../../activities/providers/local/kind-renderer.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const folderOf = (kind: string) => kind.replaceAll('_', '-');
@@ -34,7 +35,8 @@ test('each kind of the list is a folder with its descriptor and models, and each
   assert.deepEqual([...folders].sort(), jobKinds.map(folderOf).sort(), 'the kind folders are the list');
   const list = readFileSync(join(root, 'kinds/index.ts'), 'utf8');
   for (const kind of jobKinds) {
-    for (const file of ['descriptor.ts', 'models.ts']) assert.ok(existsSync(join(root, 'kinds', folderOf(kind), file)), `kinds/${folderOf(kind)}/${file}`);
+    for (const file of ['descriptor.ts', 'models.ts', 'render.ts'])
+      assert.ok(existsSync(join(root, 'kinds', folderOf(kind), file)), `kinds/${folderOf(kind)}/${file}`);
     assert.match(list, new RegExp(`from './${folderOf(kind)}/descriptor.js'`));
     assert.match(readFileSync(join(root, 'kinds', folderOf(kind), 'descriptor.ts'), 'utf8'), new RegExp(`kind: '${kind}'`));
   }
@@ -50,4 +52,13 @@ test('every catalog model is declared in the folder of its kind, and nowhere els
     }
   }
   assert.deepEqual([...declared.keys()].sort(), Object.keys(catalog).sort(), 'the catalog is the kind folders’ models');
+});
+
+test("each kind's render.ts exports the local renderer's render", async () => {
+  for (const kind of jobKinds) {
+    const module = (await import(
+      new URL(renderModulePath(kind), new URL('../../activities/providers/local/kind-renderer.js', import.meta.url)).href
+    )) as Partial<KindRenderModule>;
+    assert.equal(typeof module.render, 'function', `kinds/${folderOf(kind)}/render.ts exports render`);
+  }
 });

@@ -1,5 +1,5 @@
-// The local renderer as a provider adapter: it renders the job's media on this machine (see
-// media.ts) during submit, writes the outputs straight into our store at
+// The local renderer as a provider adapter: it renders the job's media on this machine during
+// submit, with its kind's rendering (kinds/<kind>/render.ts, over the tools of media.ts), writes the outputs straight into our store at
 // `jobs/<jobId>/<token>/output-<n>.<ext>` (n from 1; re-submitting the same job overwrites the same keys,
 // so submit is idempotent per job id), and then reports them as ready after the configured latency.
 //
@@ -15,15 +15,15 @@
 // Without `faults` the markers are ordinary text.
 import type { ImageTarget } from '../../../shared/output-format.js';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { frameSize, imageSize } from '../../../shared/catalog.js';
 import { redactText } from '../../../shared/redact.js';
 import { log } from '@temporalio/activity';
 import { notConfirmed, ProviderError } from '../types.js';
 import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRef, ProviderRequest } from '../types.js';
-import { MediaToolError, renderImage, renderReplaceActor, renderTalkingActor, renderVideo, synthesizeSpeech, UntrustedMediaError } from './media.js';
+import { MediaToolError, UntrustedMediaError } from './media.js';
+import { kindRenderer, type Rendered, type RenderJob } from './kind-renderer.js';
 import { defaultMediaTools, type MediaTools } from '../media-tools.js';
 import { extensionOf } from '../../../shared/media-type.js';
 import { jobOutputKey } from '../../../shared/storage.js';
@@ -55,8 +55,6 @@ export interface LocalRef extends ProviderRef {
   /** The image job's asked format (its request's): the output store's target, read without the job row. */
   image?: ImageTarget;
 }
-
-const DEFAULT_VOICE = 'en-us';
 
 /** Inputs keep a proper extension, so a work directory reads plainly (the tools go by content). */
 function inputExtension(input: InputFile): string {
@@ -93,20 +91,6 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
     return path;
   }
 
-  /** An output: a file in the job's work directory, or (an image) bytes in memory. */
-  type Rendered = { contentType: string; ext: string } & ({ path: string } | { data: Buffer });
-
-  /** What a kind's renderer gets: the request, its context, and its inputs of a role downloaded on demand. */
-  type RenderJob = {
-    req: ProviderRequest;
-    ctx: ProviderContext;
-    /** Makes the job's temporary directory on first use (images need none). */
-    workDir: () => Promise<string>;
-    inputsOf: (role: InputFile['role']) => Promise<string[]>;
-    common: { ffmpegPath?: string; media: typeof media; signal: AbortSignal };
-    aspect: string;
-  };
-
   /** Renders the request's outputs with the renderer of its kind. */
   async function render(req: ProviderRequest, ctx: ProviderContext, workDir: () => Promise<string>): Promise<Rendered[]> {
     const inputsOf = async (role: InputFile['role']) => {
@@ -121,103 +105,10 @@ export function createLocalAdapter(opts: LocalAdapterOptions): ProviderAdapter {
       inputsOf,
       common: { ffmpegPath: opts.ffmpegPath, media, signal: ctx.signal },
       aspect: req.aspectRatio ?? req.route.defaultAspectRatio,
-    };
-    switch (req.kind) {
-      case 'image':
-        return renderImages(job);
-      case 'video':
-        return [await renderVideoJob(job)];
-      case 'talking_actor':
-        return [await renderTalkingActorJob(job)];
-      case 'replace_actor':
-        return [await renderReplaceActorJob(job)];
-    }
-  }
-
-  async function renderImages({ req, ctx, common, aspect }: RenderJob): Promise<Rendered[]> {
-    const { width, height } = imageSize(aspect);
-    const asked = Math.max(1, Math.min(16, req.count ?? 1));
-    // [outputs:N]: a provider that answers with fewer images than asked (N of them).
-    const fewer = opts.faults ? /\[outputs:(\d+)\]/.exec(req.prompt ?? '') : null;
-    const count = fewer ? Math.min(asked, Number(fewer[1])) : asked;
-    const images: Rendered[] = [];
-    for (let n = 0; n < count; n++) {
-      // About 100 KB each: kept in memory and stored from there, no temporary file.
-      images.push({
-        data: await renderImage({ prompt: req.prompt ?? '', width, height, seed: n, format: 'png', ...common }),
-        contentType: 'image/png',
-        ext: 'png',
-      });
-      ctx.heartbeat({ phase: 'render', done: n + 1, of: count });
-    }
-    return images;
-  }
-
-  async function renderVideoJob({ req, workDir, inputsOf, common, aspect }: RenderJob): Promise<Rendered> {
-    const dir = await workDir();
-    const { width, height } = frameSize(aspect, req.resolution ?? req.route.defaultResolution ?? '720p');
-    const starts = await inputsOf('start_frame');
-    const startFrame = starts[0] ?? (await inputsOf('image'))[0];
-    const endFrame = (await inputsOf('end_frame'))[0];
-    const references = await inputsOf('reference');
-    const path = join(dir, 'output-0.mp4');
-    await renderVideo({
-      prompt: req.prompt ?? '',
-      width,
-      height,
-      durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
-      outPath: path,
-      references,
-      ...(startFrame ? { startFrame } : {}),
-      ...(endFrame ? { endFrame } : {}),
-      ...common,
-    });
-    return { path, contentType: 'video/mp4', ext: 'mp4' };
-  }
-
-  async function renderTalkingActorJob({ req, ctx, workDir, inputsOf, common }: RenderJob): Promise<Rendered> {
-    const dir = await workDir();
-    const { width, height } = frameSize(req.aspectRatio ?? '9:16', '720p');
-    let actorImage = (await inputsOf('actor_image'))[0] ?? (await inputsOf('image'))[0];
-    if (!actorImage) {
-      // No reference image given: a stand-in derived from the script keeps the job renderable.
-      actorImage = join(dir, 'actor.png');
-      await writeFile(actorImage, await renderImage({ prompt: req.script ?? '', width, height, ...common }));
-    }
-    const audioPath = join(dir, 'speech.wav');
-    await synthesizeSpeech({
-      text: req.script ?? '',
-      ttsVoice: req.voice?.ttsVoice ?? DEFAULT_VOICE,
-      speed: req.voiceOptions?.speed ?? 1,
-      outPath: audioPath,
+      faults: opts.faults,
       espeakPath: opts.espeakPath,
-      signal: ctx.signal,
-    });
-    ctx.heartbeat({ phase: 'speech' });
-    const path = join(dir, 'output-0.mp4');
-    await renderTalkingActor({ actorImage, audioPath, width, height, outPath: path, ...common });
-    return { path, contentType: 'video/mp4', ext: 'mp4' };
-  }
-
-  async function renderReplaceActorJob({ req, workDir, inputsOf, common, aspect }: RenderJob): Promise<Rendered> {
-    const dir = await workDir();
-    const { width, height } = frameSize(aspect, '720p');
-    const characterImage = (await inputsOf('image'))[0] ?? (await inputsOf('actor_image'))[0];
-    const motionVideo = (await inputsOf('video'))[0];
-    if (!characterImage || !motionVideo) {
-      throw new ProviderError('local renderer: replace actor needs an image and a video input', { retryable: false });
-    }
-    const path = join(dir, 'output-0.mp4');
-    await renderReplaceActor({
-      characterImage,
-      motionVideo,
-      width,
-      height,
-      durationSeconds: req.duration ?? req.route.defaultDuration ?? 5,
-      outPath: path,
-      ...common,
-    });
-    return { path, contentType: 'video/mp4', ext: 'mp4' };
+    };
+    return kindRenderer(req.kind)(job);
   }
 
   return {
