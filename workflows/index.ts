@@ -1,5 +1,6 @@
 // Every workflow the workers run; the bundler starts here.
-export { imageGeneration, videoGeneration, replaceActorGeneration, talkingActorGeneration } from './kinds.js';
+// Each job kind's workflow (one per kind, named by its descriptor's workflowType).
+export * from './kinds.js';
 export { uploadFromUrl } from './upload-from-url.js';
 export { progressQuery } from './job-generation.js';
 export { webhookDelivery } from './webhook-delivery.js';

@@ -1,6 +1,7 @@
 // One workflow type per job kind (the kind descriptor's `workflowType`, kinds/), so operators
 // filter and read them apart in the Web UI; each runs the one generation workflow. A new kind adds
-// its function here, named as its descriptor says (the compiler checks every descriptor's type has one).
+// its function here, named as its descriptor says (the compiler checks every descriptor's type has one;
+// workflows/index.ts exports them all).
 import { runGeneration } from './job-generation.js';
 import type { GenerationInput } from './definitions.js';
 import { setVersioningBehavior } from './versioning.js';
