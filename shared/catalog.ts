@@ -4,15 +4,15 @@
 // Values follow each provider's documentation; the `source` of each entry says where.
 // The entries live in each kind's folder (kinds/<kind>/models.ts); this module merges them with the
 // second routes the providers declare (providers/<name>/descriptor.ts `routes`) and holds the rules.
-import type { JobPriority, ProviderName } from './job-model.js';
+import type { JobKindName, JobPriority, ProviderName } from './job-model.js';
 import { disabledRoutesOf, providerRoutesOf } from '../providers/index.js';
 import { askedControls, generationControls, type GenerationControl } from './generation-controls.js';
-import type { ModelEntry, ModelRoute, OutputFormat, RouteOutput } from './catalog/types.js';
-import { imageEntries, imageModels } from '../kinds/image/models.js';
-import { videoEntries, videoModels } from '../kinds/video/models.js';
-import { transcribedVideoEntries } from '../kinds/video/models-transcribed.js';
-import { replaceActorEntries, replaceActorModel } from '../kinds/replace-actor/models.js';
-import { talkingActorEntries, talkingActorModels } from '../kinds/talking-actor/models.js';
+import type { CatalogRoute, ModelEntry, OutputFormat, RouteOutput } from './catalog/types.js';
+import { kindModels } from '../kinds/models.js';
+import { imageModels } from '../kinds/image/models.js';
+import { videoModels } from '../kinds/video/models.js';
+import { replaceActorModel } from '../kinds/replace-actor/models.js';
+import { talkingActorModels } from '../kinds/talking-actor/models.js';
 
 export type {
   AlternateAccepts,
@@ -21,12 +21,16 @@ export type {
   FalRequestShape,
   LiveProviderName,
   ModelEntry,
-  ModelRoute,
   OutputFormat,
   Price,
   RouteOutput,
 } from './catalog/types.js';
 export { falRequestShapes } from './catalog/types.js';
+
+/** A catalog model's route: its folder's entry (kinds/<kind>/models.ts), its kind one of the list's, with the routes providers add. */
+export interface ModelRoute extends CatalogRoute {
+  kind: JobKindName;
+}
 
 /**
  * A model's entry with the routes other providers add to it, primary first (their order in the
@@ -38,7 +42,10 @@ function withAlternates<E extends ModelEntry>(entry: E): E & Pick<ModelRoute, 'a
   return { ...entry, ...(alternates.length ? { alternates } : {}), ...(disabledRoutes.length ? { disabledRoutes } : {}) };
 }
 
-const entries = { ...imageEntries, ...videoEntries, ...transcribedVideoEntries, ...replaceActorEntries, ...talkingActorEntries };
+type KindEntries = (typeof kindModels)[keyof typeof kindModels];
+type Merged<U> = (U extends unknown ? (u: U) => void : never) extends (m: infer M) => void ? M : never;
+/** Every kind's models in one map (the kinds' list order, each kind's own order). */
+const entries = Object.assign({}, ...Object.values(kindModels)) as Merged<KindEntries>;
 type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;

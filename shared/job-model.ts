@@ -3,14 +3,14 @@
 // workflow code may import it. The kinds are declared by their descriptors (kinds/): only
 // their type is read here, so this stays free of zod for the workflow bundle.
 import { liveProviderNames, type LiveProviderName } from '../providers/index.js';
+import { jobKindNames } from '../kinds/models.js';
 
 /**
- * The job kind names, in document order. Each has its descriptor in kinds/ (the one list there
- * must name exactly these: a compile-time check), which declares everything else about it. Kept here,
- * in the leaf vocabulary, so the catalog can name a model's kind without importing the descriptors
- * that read the catalog.
+ * The job kind names, in document order: the kinds of the models' list (kinds/models.ts), which the
+ * catalog reads without the descriptors that read the catalog. Each has its descriptor in
+ * kinds/<kind>/ (the kinds' list must name exactly these: a compile-time check).
  */
-export const jobKindNames = ['image', 'video', 'replace_actor', 'talking_actor'] as const;
+export { jobKindNames };
 export type JobKindName = (typeof jobKindNames)[number];
 
 export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;

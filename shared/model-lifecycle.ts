@@ -4,7 +4,7 @@
 // structured-field Date), `Sunset` (RFC 8594: the date creates stop, only once one is set) and
 // `X-Mediagen-Warning` (the reason and the replacement in words, for logs). From its retirement date
 // on, creates are refused with 410 model_retired naming the replacement. docs/api/deprecations.md.
-import type { ModelRoute } from './catalog/types.js';
+import type { CatalogRoute as ModelRoute } from './catalog/types.js';
 
 type ModelLifecycle = { state: 'active' } | { state: 'deprecated'; headers: Record<string, string>; warning: string } | { state: 'retired'; message: string };
 

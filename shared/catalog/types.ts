@@ -1,16 +1,20 @@
 // The catalog's types: a model's route (provider, model ids, inputs, deadline, price) and its price.
-// Apart from the entries (./images.ts, ./videos.ts, ./actors.ts) and the rules (shared/catalog.ts).
-import type { LiveProviderName } from '../job-model.js';
-import type { JobKindName as JobKind } from '../job-model.js';
-import type { AlternateAccepts, OutputFormat, RouteOutput } from '../../providers/index.js';
+// Apart from the entries (each kind's, kinds/<kind>/models.ts) and the rules (shared/catalog.ts).
+import type { AlternateAccepts, LiveProviderName, OutputFormat, RouteOutput } from '../../providers/index.js';
 import type { GenerationControl } from '../generation-controls.js';
 
 export type { AlternateAccepts, LiveProviderName, OutputFormat, RouteOutput };
 
-export interface ModelRoute {
+/**
+ * A model's route as its kind's folder declares it (kinds/<kind>/models.ts); the catalog's ModelRoute
+ * (shared/catalog.ts) is this with the kind named by its kind list. The kind is a plain string here
+ * so the kinds' models can be typed without the kind names, which derive from them (kinds/models.ts).
+ */
+export interface CatalogRoute {
   /** Public model name of our API. */
   model: string;
-  kind: JobKind;
+  /** The job kind it serves (its folder's). */
+  kind: string;
   /** Adapter that serves the model when it is live. */
   provider: LiveProviderName;
   /** The provider's own model id or endpoint id. */
@@ -154,4 +158,4 @@ export type Price =
   | { per: 'job'; credits: number; perHundredChars?: number; providerCost: number };
 
 /** A catalog entry as its data file writes it: the alternates come from the providers' descriptors. */
-export type ModelEntry = Omit<ModelRoute, 'alternates' | 'disabledRoutes'>;
+export type ModelEntry = Omit<CatalogRoute, 'alternates' | 'disabledRoutes'>;

@@ -34,10 +34,12 @@ test('each kind of the list is a folder with its descriptor and models, and each
   const folders = readdirSync(join(root, 'kinds')).filter((f) => statSync(join(root, 'kinds', f)).isDirectory());
   assert.deepEqual([...folders].sort(), jobKinds.map(folderOf).sort(), 'the kind folders are the list');
   const list = readFileSync(join(root, 'kinds/index.ts'), 'utf8');
+  const models = readFileSync(join(root, 'kinds/models.ts'), 'utf8');
   for (const kind of jobKinds) {
     for (const file of ['descriptor.ts', 'models.ts', 'render.ts'])
       assert.ok(existsSync(join(root, 'kinds', folderOf(kind), file)), `kinds/${folderOf(kind)}/${file}`);
     assert.match(list, new RegExp(`from './${folderOf(kind)}/descriptor.js'`));
+    assert.match(models, new RegExp(`from './${folderOf(kind)}/models.js'`));
     assert.match(readFileSync(join(root, 'kinds', folderOf(kind), 'descriptor.ts'), 'utf8'), new RegExp(`kind: '${kind}'`));
   }
 });
