@@ -25,10 +25,11 @@ const nodeBuiltins = {
   message: 'workflow code runs in a sandbox without Node built-ins',
 };
 
-// A provider folder's worker-only files (all but descriptor.ts), from any depth: the layers that run
-// outside the worker, and the descriptors themselves, import a provider's descriptor only.
+// The worker-only files of the plugin folders, from any depth: a provider folder's files but its
+// descriptor.ts, and a kind folder's render.ts. The layers that run outside the worker, and the pure
+// files of the folders themselves, import a provider's descriptor and a kind's descriptor only.
 const depths = ['../', '../../', '../../../'];
-const providerWorkerFiles = {
+const workerOnlyFiles = {
   group: [...depths.flatMap((d) => [`${d}providers/*/*`, `!${d}providers/*/descriptor.js`]), ...depths.map((d) => `${d}kinds/*/render.js`)],
   message:
     "a provider's adapter, contract and errors, and a kind's render.ts, are worker code (activities/providers/registry.ts and the local renderer load them): import the descriptor",
@@ -64,7 +65,7 @@ export default tseslint.config(
     files: ['shared/**/*.ts'],
     rules: restricted([
       ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'shared/ is the bottom layer: it imports no other folder of the service'),
-      providerWorkerFiles,
+      workerOnlyFiles,
     ]),
   },
   {
@@ -76,7 +77,7 @@ export default tseslint.config(
         ['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'],
         'kinds/ is pure data beside shared/: it imports shared/ and the provider descriptors only',
       ),
-      providerWorkerFiles,
+      workerOnlyFiles,
       { group: ['./render.js', './*/render.js'], message: "a kind's render.ts is worker code: the local renderer loads it" },
     ]),
   },
@@ -116,7 +117,7 @@ export default tseslint.config(
         ['api', 'worker', 'activities', 'workflows', 'jobs', 'admin'],
         'db/ imports only shared/ (it sits below every process and the job domain: the service passes its rules in)',
       ),
-      providerWorkerFiles,
+      workerOnlyFiles,
     ]),
   },
   {
@@ -126,7 +127,7 @@ export default tseslint.config(
         ['api', 'worker', 'activities', 'workflows', 'admin'],
         'jobs/ imports only shared/ and db/: the processes call it, and Temporal reaches it through its port',
       ),
-      providerWorkerFiles,
+      workerOnlyFiles,
     ]),
   },
   {
@@ -134,15 +135,12 @@ export default tseslint.config(
     files: ['codec/**/*.ts'],
     rules: restricted([
       ...ban(['api', 'worker', 'activities', 'workflows', 'db', 'jobs', 'admin'], 'codec/ imports only shared/: every Temporal client and worker uses it'),
-      providerWorkerFiles,
+      workerOnlyFiles,
     ]),
   },
   {
     files: ['api/**/*.ts'],
-    rules: restricted([
-      ...ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/'),
-      providerWorkerFiles,
-    ]),
+    rules: restricted([...ban(['activities', 'worker', 'admin'], 'the gateway never imports worker code: move what both need to shared/'), workerOnlyFiles]),
   },
   {
     files: ['activities/**/*.ts'],
@@ -161,7 +159,7 @@ export default tseslint.config(
     files: ['workflows/client.ts', 'workflows/visibility.ts'],
     rules: restricted([
       ...ban(['activities', 'api', 'worker', 'admin'], 'the workflow client runs in the gateway and the worker: it imports shared/ and workflows/ only'),
-      providerWorkerFiles,
+      workerOnlyFiles,
       // The port it implements by type; of the job domain's code, only the pure transition table.
       {
         group: ['../jobs/*', '!../jobs/transitions.js'],
@@ -183,7 +181,7 @@ export default tseslint.config(
           ['activities', 'api', 'worker', 'admin'],
           'workflow code never imports activities/ or the processes: declare what it needs in workflows/ or shared/',
         ),
-        providerWorkerFiles,
+        workerOnlyFiles,
         ...ban(['db'], 'workflows see db/ by type only', { allowTypeImports: true }),
         ...ban(['jobs'], 'workflows see jobs/ by type only', { allowTypeImports: true }),
       ]),

@@ -9,10 +9,6 @@ import { disabledRoutesOf, providerRoutesOf } from '../providers/index.js';
 import { askedControls, generationControls, type GenerationControl } from './generation-controls.js';
 import type { CatalogRoute, ModelEntry, OutputFormat, RouteOutput } from './catalog/types.js';
 import { kindModels } from '../kinds/models.js';
-import { imageModels } from '../kinds/image/models.js';
-import { videoModels } from '../kinds/video/models.js';
-import { replaceActorModel } from '../kinds/replace-actor/models.js';
-import { talkingActorModels } from '../kinds/talking-actor/models.js';
 
 export type {
   AlternateAccepts,
@@ -50,9 +46,6 @@ type ModelName = keyof typeof entries;
 export const catalog = Object.fromEntries(Object.entries(entries).map(([model, entry]) => [model, withAlternates(entry)])) as {
   readonly [M in ModelName]: (typeof entries)[M] & Pick<ModelRoute, 'alternates' | 'disabledRoutes'>;
 };
-
-// Each kind's models in document order, from its folder (kinds/<kind>/models.ts).
-export { imageModels, videoModels, replaceActorModel, talkingActorModels };
 
 export function routeFor(model: string): ModelRoute | undefined {
   return Object.hasOwn(catalog, model) ? (catalog as Record<string, ModelRoute>)[model] : undefined;

@@ -85,7 +85,7 @@ export function providerModelsSection(provider: LiveProviderName): string {
     out.push('No catalog model routes to this provider.');
   } else {
     out.push(
-      'Every catalog model this provider has a part in (`shared/catalog/`; `GET /v1/models` gives the same per deployment). Limits are refused at create with a 400 naming the allowed values; the price is fixed at create.',
+      'Every catalog model this provider has a part in (`kinds/<kind>/models.ts`; `GET /v1/models` gives the same per deployment). Limits are refused at create with a 400 naming the allowed values; the price is fixed at create.',
       '',
       '| Model | Kind | Provider model id | Role | Limits | Price | Status |',
       '|---|---|---|---|---|---|---|',

@@ -3,7 +3,11 @@
 // the job then completes. Also the registry's modes (local / live / auto) and the start-log lines.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { catalog, durationAllowed, imageModels, replaceActorModel, routeFor, talkingActorModels, videoModels, type ModelRoute } from '../../shared/catalog.js';
+import { catalog, durationAllowed, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { imageModels } from '../../kinds/image/models.js';
+import { videoModels } from '../../kinds/video/models.js';
+import { replaceActorModel } from '../../kinds/replace-actor/models.js';
+import { talkingActorModels } from '../../kinds/talking-actor/models.js';
 import { createProviders, describeRoutes, type ProvidersConfig } from '../../activities/providers/index.js';
 import type { ProviderAdapter, ProviderRequest } from '../../activities/providers/types.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';

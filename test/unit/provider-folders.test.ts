@@ -1,8 +1,8 @@
 // A provider is one folder and its line in the list (issue 54): providers/<name>/ holds the same
 // files for every provider, the list (providers/index.ts) imports each folder's descriptor, and no
 // service file outside a provider's folder declares anything of that provider by name. The one
-// exception is the model catalog (shared/catalog/), whose entries name the provider of each model's
-// first route: a model's data, added with the model, not with the provider.
+// exception is the model catalog (each kind's models.ts), whose entries name the provider of each
+// model's first route: a model's data, added with the model, not with the provider.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,11 +14,10 @@ const root = fileURLToPath(new URL('../../../', import.meta.url));
 /** The files every provider folder has; probe.ts (a model lookup) and a few helpers are optional. */
 const required = ['descriptor.ts', 'adapter.ts', 'contract.ts', 'errors.ts'];
 /** Service code (what ships, and its layers), outside the provider folders. */
-const serviceFolders = ['api', 'workflows', 'activities', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'console'];
+const serviceFolders = ['api', 'workflows', 'activities', 'kinds', 'worker', 'db', 'shared', 'jobs', 'admin', 'codec', 'console'];
 /** Where a provider may be named outside its folder, and why. */
 const allowed: { path: RegExp; why: string }[] = [
-  { path: /^shared\/catalog\//, why: "a model's catalog entry names the provider of its first route" },
-  { path: /^activities\/providers\/local\//, why: 'the local renderer stands in for every provider in development and tests' },
+  { path: /^kinds\/[^/]+\/models[^/]*\.ts$/, why: "a model's catalog entry names the provider of its first route" },
 ];
 
 function sources(dir: string): string[] {
