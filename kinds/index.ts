@@ -2,9 +2,9 @@
 // names (`jobKinds`, `JobKind`), the workflow types, the id prefixes, the list names, the stored
 // params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
 // endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
-// (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its descriptor here,
-// its name in shared/job-model.ts, its workflow (workflows/kinds.ts) and its models in the catalog
-// (docs/contributing.md, "Adding a job kind").
+// (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its folder
+// (kinds/<kind>/: descriptor, models, local rendering), its descriptor here, its models in ./models.ts
+// and its workflow (workflows/kinds.ts): docs/contributing.md, "Adding a job kind".
 import { uploadParamsOf, type KindDescriptor } from './define.js';
 import type { JobKindName } from '../shared/job-model.js';
 import type { GenerationControl } from '../shared/generation-controls.js';
@@ -17,7 +17,7 @@ export const kindDescriptors = [imageKind, videoKind, replaceActorKind, talkingA
 
 type Kinds = (typeof kindDescriptors)[number];
 export type JobKind = Kinds['kind'];
-// Every kind name of shared/job-model.ts has its descriptor in the list.
+// Every kind of the models' list (./models.ts, shared/job-model.ts's names) has its descriptor here.
 const everyKindDescribed: [Exclude<JobKindName, JobKind>] extends [never] ? true : never = true;
 void everyKindDescribed;
 /** The descriptor of one kind, with its own schemas' types. */

@@ -1,7 +1,7 @@
 // The job vocabulary both processes and the workflows share, declared once: statuses, phases and
 // provider names (the live ones from the provider list, providers/index.ts). Pure data, so
-// workflow code may import it. The kinds are declared by their descriptors (kinds/): only
-// their type is read here, so this stays free of zod for the workflow bundle.
+// workflow code may import it. The kind names come from the kinds' models list (kinds/models.ts,
+// pure data), not from their descriptors, so this stays free of zod for the workflow bundle.
 import { liveProviderNames, type LiveProviderName } from '../providers/index.js';
 import { jobKindNames } from '../kinds/models.js';
 
