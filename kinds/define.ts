@@ -7,6 +7,7 @@ import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '..
 import type { InputFile, ProviderRequest } from '../shared/provider-types.js';
 import type { ModelRoute } from '../shared/catalog.js';
 import type { GenerationControl } from '../shared/generation-controls.js';
+import type { OutputFormat } from '../shared/catalog/types.js';
 import { labelRecordFields, labelRequestFields } from '../shared/labels.js';
 import { NOT_BLANK_PATTERN } from '../shared/text-patterns.js';
 
@@ -268,6 +269,11 @@ export interface KindDescriptor<
   models: readonly string[];
   /** The generation controls its create body takes (shared/generation-controls.ts); none: []. */
   controls: readonly GenerationControl[];
+  /**
+   * What its jobs store: the formats an output may have (GET /v1/models `output_formats`), and whether
+   * a job may store more than one (its GET …/url answer then lists them all as `urls`).
+   */
+  outputs: { formats: readonly OutputFormat[]; many: boolean };
   /** The create request body. */
   body: B;
   /**

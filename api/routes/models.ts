@@ -11,7 +11,6 @@ import { routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput
 import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import { generationControls, type GenerationControl } from '../../shared/generation-controls.js';
 import { kindControls } from '../../kinds/index.js';
-import { imageOutputFormats } from '../../shared/output-format.js';
 import type { Database } from '../../db/index.js';
 import { openCircuits } from '../../db/repos/provider-circuits.js';
 import { deprecatedRoutes, unavailableRoutes } from '../../db/repos/route-probes.js';
@@ -217,7 +216,7 @@ export function modelInfo(
     create_path: kind.createPath,
     inputs,
     controls,
-    output_formats: route.kind === 'image' ? [...imageOutputFormats] : ['mp4'],
+    output_formats: [...kind.outputs.formats],
     aspect_ratios: [...route.aspectRatios],
     default_aspect_ratio: route.defaultAspectRatio,
     durations: !d ? null : 'values' in d ? { values: [...d.values] } : { min: d.min, max: d.max },

@@ -4,6 +4,7 @@ import { catalogControls, routeFor } from '../../shared/catalog.js';
 import { imageModels } from './models.js';
 import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules, type GenerationControl } from '../../shared/generation-controls.js';
 import {
+  imageOutputFormats,
   imageTargetOf,
   outputFormatOf,
   outputFormatRecordFields,
@@ -35,6 +36,7 @@ export const imageKind = defineKind({
   tag: 'Images',
   models: imageModels,
   controls,
+  outputs: { formats: imageOutputFormats, many: true },
   body: z
     .strictObject({
       project_id: idField,

@@ -15,6 +15,7 @@ export const replaceActorKind = defineKind({
   tag: 'Replace actors',
   models: [replaceActorModel],
   controls: [],
+  outputs: { formats: ['mp4'], many: false },
   body: z
     .strictObject({
       project_id: idField,

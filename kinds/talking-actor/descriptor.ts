@@ -27,6 +27,7 @@ export const talkingActorKind = defineKind({
   tag: 'Talking actors',
   models: talkingActorModels,
   controls: [],
+  outputs: { formats: ['mp4'], many: false },
   body: z
     .strictObject({
       project_id: idField,

@@ -82,6 +82,7 @@ export const videoKind = defineKind({
   tag: 'Videos',
   models: videoModels,
   controls,
+  outputs: { formats: ['mp4'], many: false },
   body: z
     .strictObject({
       project_id: idField,

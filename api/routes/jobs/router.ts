@@ -345,7 +345,7 @@ function addKind(endpoints: Endpoints<JobServices>, spec: KindSpec): void {
       }
       const urls = await Promise.all(job.outputs.map((o) => deps.storage.url(o.key)));
       const data: { id: string; url: string | undefined; urls?: string[] } = { id: job.id, url: urls[0] };
-      if (spec.kind === 'image' && urls.length > 1) data.urls = urls;
+      if (spec.outputs.many && urls.length > 1) data.urls = urls;
       res.json({ data });
     },
   });
