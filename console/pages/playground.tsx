@@ -3,7 +3,7 @@
 // (?dry_run=true): the price, or the API's refusal, shows before anything is charged. Files are
 // dropped or picked on their fields and uploaded at once (./upload-field.tsx). Submitting creates
 // the job and follows it live to its outputs.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { jobPriorities, type ImageCreate, type JobKind, type ModelInfo } from '@mediagen/client';
 import { client } from '../api.js';
 import { ErrorNote, failure, useLoad } from '../ui.js';
@@ -268,6 +268,8 @@ export function PlaygroundPage() {
   const [refusal, setRefusal] = useState<string | null>(null);
   const [jobId, setJobId] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The newest dry run: an older one answering after it (the form changed again meanwhile) shows nothing.
+  const latestQuote = useRef(0);
   const usable = useMemo(() => (models.value?.data ?? []).filter((m) => m.served_by !== 'unavailable'), [models.value]);
   const model = usable.find((m) => m.name === name) ?? usable[0] ?? null;
   useEffect(() => {
@@ -279,15 +281,21 @@ export function PlaygroundPage() {
 
   const priceOf = async (form: HTMLFormElement): Promise<Body | null> => {
     const body = bodyOf(form, model);
+    const seq = ++latestQuote.current;
+    const newest = () => seq === latestQuote.current;
     setRefusal(null);
     try {
       const q = await kindApi(kindOfModel[model.kind]).quote(body as never);
-      setQuote({ price: q.price, available: q.available, sufficient: q.sufficient });
-      if (!q.sufficient) setRefusal(`The balance (${q.available} credits) is below the price (${q.price} credits).`);
+      if (newest()) {
+        setQuote({ price: q.price, available: q.available, sufficient: q.sufficient });
+        if (!q.sufficient) setRefusal(`The balance (${q.available} credits) is below the price (${q.price} credits).`);
+      }
       return q.sufficient ? body : null;
     } catch (err) {
-      setQuote(null);
-      setRefusal(failure(err));
+      if (newest()) {
+        setQuote(null);
+        setRefusal(failure(err));
+      }
       return null;
     }
   };

@@ -301,8 +301,6 @@ describe('the console in headless Chromium', () => {
         page,
         `(() => { const e = document.querySelector('textarea[name=prompt]'); e.value = ${JSON.stringify(long)}; e.dispatchEvent(new Event('input', { bubbles: true })); e.dispatchEvent(new Event('change', { bubbles: true })) })()`,
       );
-      const alert = await page.waitForSelector('form.playground [role=alert]');
-      const shown = await alert!.evaluate((e) => e.textContent ?? '');
       // The message the API gives for the same body.
       const refused = await client.images
         .quote({ project_id: tenant.projectId, model: IMAGE_MODEL, prompt: long.trim(), aspect_ratio: model.default_aspect_ratio as '1:1', count: 1 })
@@ -310,6 +308,13 @@ describe('the console in headless Chromium', () => {
           () => assert.fail('the API refuses the prompt'),
           (err: { message: string; code: string }) => err,
         );
+      // The page's alert once the dry run of the long prompt answered (the model's selection ran one
+      // before it, without a prompt, whose refusal may show first).
+      const alertText = `document.querySelector('form.playground [role=alert]')?.textContent ?? ''`;
+      const shown = await page.waitForFunction(`(${alertText}).includes(${JSON.stringify(refused.message)})`, { timeout: 15_000 }).then(
+        () => inPage<string>(page, alertText),
+        async () => `(not shown within 15 s) ${await inPage<string>(page, alertText)}`,
+      );
       assert.ok(shown.includes(refused.message) && shown.includes(refused.code), `the page shows the API's message: ${shown} (API: ${refused.message})`);
       await page.click('form.playground button[type=submit]');
       await page.waitForFunction(`!document.querySelector('form.playground button[type=submit]').disabled`);
