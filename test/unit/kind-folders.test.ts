@@ -1,6 +1,6 @@
-// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor, its catalog models and its local rendering
-// under the same file names for every kind, the list (kinds/index.ts) imports each folder's
-// descriptor, and every catalog model lives in the folder of its kind.
+// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor, its catalog models and
+// its local rendering under the same file names for every kind, the two lists (kinds/index.ts,
+// kinds/models.ts) import each folder's files, and every catalog model lives in the folder of its kind.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
