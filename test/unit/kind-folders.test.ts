@@ -1,4 +1,4 @@
-// A job kind is one folder (issue 54): kinds/<kind>/ holds its descriptor, its catalog models and
+// A job kind is one folder: kinds/<kind>/ holds its descriptor, its catalog models and
 // its local rendering under the same file names for every kind, the two lists (kinds/index.ts,
 // kinds/models.ts) import each folder's files, and every catalog model lives in the folder of its kind.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// A provider is one folder and its line in the list (issue 54): providers/<name>/ holds the same
+// A provider is one folder and its line in the list: providers/<name>/ holds the same
 // files for every provider, the list (providers/index.ts) imports each folder's descriptor, and no
 // service file outside a provider's folder declares anything of that provider by name. The one
 // exception is the model catalog (each kind's models.ts), whose entries name the provider of each
