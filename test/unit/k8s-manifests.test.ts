@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { liveProviderNames } from '../../providers/index.js';
+import { providerFleetsPath, providerFleetsYaml } from '../../scripts/generate/helm-provider-fleets.js';
 import { roleScopedSecrets, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
 import { storageIdentities, storagePolicy } from '../../shared/storage-policies.js';
@@ -63,6 +64,62 @@ for (const [overlay, file] of Object.entries(overlays)) {
     });
   });
 }
+
+describe('the provider fleets come from the provider list', () => {
+  const envOf = (d: K8sObject) =>
+    Object.fromEntries((d.spec.template.spec.containers[0].env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+  const fleetOf = (d: K8sObject) => d.metadata.labels?.['mediagen.io/fleet'];
+
+  test("the chart's generated file is current (npm run helm:fleets)", () => {
+    assert.equal(readFileSync(providerFleetsPath, 'utf8'), providerFleetsYaml(), 'ops/helm/mediagen/files/provider-fleets.yaml is stale: npm run helm:fleets');
+  });
+
+  test('no values file names a provider fleet but to set what is its own', () => {
+    // A provider's fleet is generated: the values and overlays carry no roles or secrets for it.
+    for (const file of [join(root, 'ops/helm/mediagen/values.yaml'), ...Object.values(overlays)]) {
+      const text = readFileSync(file, 'utf8');
+      assert.doesNotMatch(text, /roles: \["provider:/, `${file} declares a provider fleet's roles`);
+      for (const secret of secretsOfRoles(liveProviderNames.map((p) => `provider:${p}`))) assert.doesNotMatch(text, new RegExp(`secrets:.*${secret}`), file);
+    }
+  });
+
+  test("each provider fleet has its provider's role, keys and grace, with the shared settings and its own laid over them", () => {
+    const workers = workerDeployments(render([overlays.small]));
+    for (const provider of liveProviderNames) {
+      const d = workers.find((w) => fleetOf(w) === provider);
+      assert.ok(d, `no fleet for ${provider}`);
+      assert.deepEqual(rolesOf(d), [`provider:${provider}`]);
+      const env = envOf(d);
+      // workers.providerFleet: concurrency 50 and a pool of 10, and its scaling.
+      assert.equal(env.PROVIDER_CONCURRENCY, `${provider}=50`);
+      assert.equal(env.DATABASE_POOL_SIZE, '10');
+      const secrets = (d.spec.template.spec.containers[0].env as { name: string; valueFrom?: unknown }[]).filter((e) => e.valueFrom).map((e) => e.name);
+      for (const s of secretsOfRoles([`provider:${provider}`])) assert.ok(secrets.includes(s), `${provider} fleet lacks ${s}`);
+    }
+    // azure's own entry (its endpoint and deployment) is laid over the generated one.
+    const azure = envOf(workers.find((w) => fleetOf(w) === 'azure')!);
+    assert.equal(azure.AZURE_OPENAI_ENDPOINT, 'https://example.openai.azure.com');
+    assert.equal(azure.AZURE_OPENAI_IMAGE_DEPLOYMENT, 'gpt-image-1.5');
+    assert.equal(azure.PROVIDER_CONCURRENCY, 'azure=50');
+  });
+
+  test("a fleet's own values win: its concurrency, its scaling, or enabled false to leave the provider out", () => {
+    const objects = render(
+      [overlays.small],
+      ['workers.fleets.fal.concurrency=8', 'workers.fleets.fal.scaling.maxReplicas=9', 'workers.fleets.google.enabled=false'],
+    );
+    const workers = workerDeployments(objects);
+    const fal = workers.find((w) => fleetOf(w) === 'fal')!;
+    assert.equal(envOf(fal).PROVIDER_CONCURRENCY, 'fal=8');
+    assert.equal(find(objects, 'ScaledObject', fal.metadata.name)?.spec.maxReplicaCount, 9);
+    assert.equal(find(objects, 'ScaledObject', fal.metadata.name)?.spec.minReplicaCount, 2, 'the shared scaling stays under the own one');
+    assert.equal(
+      workers.find((w) => fleetOf(w) === 'google'),
+      undefined,
+    );
+    assert.equal(workers.find((w) => fleetOf(w) === 'xai')?.spec.template.spec.terminationGracePeriodSeconds, 75);
+  });
+});
 
 describe('the media sandbox in the chart', () => {
   const envOf = (d: K8sObject, name: string) =>
@@ -225,13 +282,12 @@ describe('per-fleet database roles and storage identities', () => {
   };
   // Placeholders, not secrets: the chart only places them.
   const url = (user: string) => `postgres://${user}@db.invalid/mediagen?sslmode=verify-full&sslrootcert=/etc/mediagen/db-ca/ca.pem`;
-  const providerFleets = ['fal', 'openai', 'azure', 'elevenlabs', 'byteplus', 'xai', 'google', 'alibaba'];
   const fleetSecrets = {
     gateway: 'db-gateway',
     core: 'db-workflows-reconciler',
     fetch: 'db-fetch',
     webhooks: 'db-webhooks',
-    ...Object.fromEntries(providerFleets.map((f) => [f, 'db-provider'])),
+    ...Object.fromEntries(liveProviderNames.map((f) => [f, 'db-provider'])),
   } as Record<string, string>;
   const identitySecrets = { gateway: 's3-gateway', worker: 's3-worker', reconciler: 's3-reconciler' } as Record<string, string>;
   const perFleet = {

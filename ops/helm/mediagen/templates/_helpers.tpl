@@ -49,6 +49,35 @@ reconciler polls no queue). Argument: dict "roles" "prefix".
 {{- toYaml (dict "queues" $out) -}}
 {{- end }}
 
+{{/*
+The worker fleets: workers.fleets, plus one fleet per live provider from files/provider-fleets.yaml
+(generated from the provider list by `npm run helm:fleets`). A provider fleet is its generated entry
+(roles, secrets, shutdown grace) with workers.providerFleet (what every provider fleet shares; its
+`concurrency` becomes PROVIDER_CONCURRENCY for each provider the fleet runs) and then its own
+workers.fleets.<name> entry laid over it. Returned as YAML: {fleets: {<name>: {...}}}.
+*/}}
+{{- define "mediagen.fleets" -}}
+{{- $w := .Values.workers -}}
+{{- $out := dict -}}
+{{- range $name, $generated := (.Files.Get "files/provider-fleets.yaml" | fromYaml).fleets -}}
+{{- $own := deepCopy (default dict (get $w.fleets $name)) -}}
+{{- $f := mergeOverwrite (deepCopy $generated) (deepCopy (default dict $w.providerFleet)) $own -}}
+{{- /* false is a value of its own here, which a merge would skip over. */ -}}
+{{- range $key := list "enabled" "safeToEvict" }}{{ if hasKey $own $key }}{{ $_ := set $f $key (get $own $key) }}{{ end }}{{ end -}}
+{{- with $f.concurrency -}}
+{{- $pairs := list -}}
+{{- range $f.roles }}{{ if hasPrefix "provider:" . }}{{ $pairs = append $pairs (printf "%s=%v" (trimPrefix "provider:" .) $f.concurrency) }}{{ end }}{{ end -}}
+{{- $env := default dict $f.env -}}
+{{- if not (hasKey $env "PROVIDER_CONCURRENCY") }}{{ $_ := set $env "PROVIDER_CONCURRENCY" (join "," $pairs) }}{{ end -}}
+{{- $_ := set $f "env" $env -}}
+{{- end -}}
+{{- $_ := unset $f "concurrency" -}}
+{{- $_ := set $out $name $f -}}
+{{- end -}}
+{{- range $name, $f := $w.fleets }}{{ if not (hasKey $out $name) }}{{ $_ := set $out $name $f }}{{ end }}{{ end -}}
+{{- toYaml (dict "fleets" $out) -}}
+{{- end }}
+
 {{/* Variables every gateway and worker reads (no secret values: those come from secretKeyRef);
 its credentials come from mediagen.fleetEnv. */}}
 {{- define "mediagen.appEnv" -}}
