@@ -3,7 +3,7 @@
 // URL), and the status fields every job record carries beside its kind's own. Pure zod, no I/O:
 // the gateway, the workers and the scripts read it alike.
 import { z } from 'zod';
-import { jobPriorities, jobStatuses, providerNames, webhookEventNames } from '../shared/job-model.js';
+import { jobPriorities, jobStatuses, kindWorkflowType, providerNames, webhookEventNames, type KindWorkflowType } from '../shared/job-model.js';
 import type { InputFile, ProviderRequest } from '../shared/provider-types.js';
 import type { ModelRoute } from '../shared/catalog.js';
 import type { GenerationControl } from '../shared/generation-controls.js';
@@ -262,7 +262,7 @@ export interface KindDescriptor<
   list: string;
   /** Prefix of the kind's job ids (before `_`). */
   idPrefix: string;
-  /** The kind's workflow (an export of workflows/index.ts); saved histories replay by this name. */
+  /** The kind's workflow type, derived from its name (shared/job-model.ts kindWorkflowType); saved histories replay by it. */
   workflowType: string;
   /** The document's tag of the kind's operations. */
   tag: string;
@@ -307,6 +307,7 @@ export function uploadParamsOf(d: Pick<KindDescriptor, 'inputs'>): string[] {
     .map(([key]) => key);
 }
 
+/** A kind's descriptor, its workflow type derived from its name. */
 export const defineKind = <K extends string, B extends z.ZodType, P extends z.ZodObject, R extends z.ZodObject>(
-  d: KindDescriptor<K, B, P, R>,
-): KindDescriptor<K, B, P, R> => d;
+  d: Omit<KindDescriptor<K, B, P, R>, 'workflowType'>,
+): KindDescriptor<K, B, P, R> & { workflowType: KindWorkflowType<K> } => ({ ...d, workflowType: kindWorkflowType(d.kind) });

@@ -3,8 +3,9 @@
 // params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
 // endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
 // (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its folder
-// (kinds/<kind>/: descriptor, models, local rendering), its descriptor here, its models in ./models.ts
-// and its workflow (workflows/kinds.ts): docs/contributing.md, "Adding a job kind".
+// (kinds/<kind>/: descriptor, models, local rendering), its descriptor here and its models in
+// ./models.ts: docs/contributing.md, "Adding a job kind". Its jobs' workflow type derives from its
+// name, and the one generation workflow runs them (workflows/kinds.ts).
 import { uploadParamsOf, type KindDescriptor } from './define.js';
 import type { JobKindName } from '../shared/job-model.js';
 import type { GenerationControl } from '../shared/generation-controls.js';
@@ -38,7 +39,7 @@ export const uploadParamKeys: readonly string[] = [...new Set(kindDescriptors.fl
 /** The generation controls each kind's create body takes (its descriptor's `controls`). */
 export const kindControls = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.controls])) as Record<JobKind, readonly GenerationControl[]>;
 
-/** Workflow type per job kind (the exported workflow function names in workflows/index.ts). */
+/** Workflow type per job kind (each runs the generation workflow, workflows/kinds.ts). */
 export const workflowTypes = Object.fromEntries(kindDescriptors.map((d) => [d.kind, d.workflowType])) as { [K in JobKind]: KindOf<K>['workflowType'] };
 
 export type { Checked, InputParam, KindDescriptor, KindRequest, RequestContext, RouteCheck } from './define.js';

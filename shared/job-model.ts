@@ -13,6 +13,19 @@ import { jobKindNames } from '../kinds/models.js';
 export { jobKindNames };
 export type JobKindName = (typeof jobKindNames)[number];
 
+type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
+/** The workflow type of a kind's jobs. */
+export type KindWorkflowType<K extends string> = `${CamelCase<K>}Generation`;
+
+/**
+ * The workflow type a kind's jobs run as: its name in camel case, then `Generation` (image →
+ * imageGeneration, replace_actor → replaceActorGeneration). One type per kind, so operators filter
+ * them apart in the Web UI; all run the one generation workflow (workflows/kinds.ts).
+ */
+export function kindWorkflowType<K extends string>(kind: K): KindWorkflowType<K> {
+  return `${kind.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}Generation` as KindWorkflowType<K>;
+}
+
 export const jobStatuses = ['pending', 'generating', 'completed', 'failed'] as const;
 export type JobStatus = (typeof jobStatuses)[number];
 

@@ -1,6 +1,6 @@
 // Every workflow the workers run; the bundler starts here.
-// Each job kind's workflow (one per kind, named by its descriptor's workflowType).
-export * from './kinds.js';
+// Every job kind's workflow: the default export runs under each kind's own workflow type.
+export { default } from './kinds.js';
 export { uploadFromUrl } from './upload-from-url.js';
 export { progressQuery } from './job-generation.js';
 export { webhookDelivery } from './webhook-delivery.js';

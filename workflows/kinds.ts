@@ -1,38 +1,29 @@
-// One workflow type per job kind (the kind descriptor's `workflowType`, kinds/), so operators
-// filter and read them apart in the Web UI; each runs the one generation workflow. A new kind adds
-// its function here, named as its descriptor says (the compiler checks every descriptor's type has one;
-// workflows/index.ts exports them all).
+// Every job kind's workflow. A kind's jobs run as a workflow type of their own (its descriptor's
+// `workflowType`, derived from the kind's name: shared/job-model.ts kindWorkflowType), so operators
+// filter and read them apart in the Web UI; they are all this one function, the bundle's default
+// export, which Temporal runs for a type the bundle exports no function of. A new kind needs nothing
+// here.
+import { ApplicationFailure, workflowInfo } from '@temporalio/workflow';
 import { runGeneration } from './job-generation.js';
 import type { GenerationInput } from './definitions.js';
 import { setVersioningBehavior } from './versioning.js';
-import type { JobKind, KindOf } from '../kinds/index.js';
+import { jobKindNames, kindWorkflowType } from '../shared/job-model.js';
 
-type JobWorkflow = (input: GenerationInput) => Promise<{ outputs: number }>;
-
-export async function imageGeneration(input: GenerationInput): Promise<{ outputs: number }> {
+/** The generation workflow of a job of any kind, started under its kind's workflow type. */
+export default async function jobGeneration(input: GenerationInput): Promise<{ outputs: number }> {
+  const type = workflowInfo().workflowType;
+  const kind = (input as Partial<GenerationInput> | undefined)?.kind;
+  if (!jobKindNames.some((k) => kindWorkflowType(k) === type)) {
+    // Started under a type no workflow of the bundle has: failed at once, not retried (a failed
+    // workflow task would be retried forever).
+    throw ApplicationFailure.nonRetryable(`workflow type ${type}: no workflow of this service has it`, 'UnknownWorkflowType');
+  }
+  if (typeof kind !== 'string' || kindWorkflowType(kind) !== type) {
+    throw ApplicationFailure.nonRetryable(`workflow type ${type} runs jobs of its own kind, not of kind ${String(kind)}`, 'UnknownWorkflowType');
+  }
   return runGeneration(input);
 }
-
-export async function videoGeneration(input: GenerationInput): Promise<{ outputs: number }> {
-  return runGeneration(input);
-}
-
-export async function replaceActorGeneration(input: GenerationInput): Promise<{ outputs: number }> {
-  return runGeneration(input);
-}
-
-export async function talkingActorGeneration(input: GenerationInput): Promise<{ outputs: number }> {
-  return runGeneration(input);
-}
-
-/** Every kind's workflow by its type name: a descriptor naming a type without a function here fails to compile. */
-const byWorkflowType: Record<KindOf<JobKind>['workflowType'], JobWorkflow> = {
-  imageGeneration,
-  videoGeneration,
-  replaceActorGeneration,
-  talkingActorGeneration,
-};
 
 // Pinned (Worker Versioning): a job lives at most its model's deadline, so it ends on the build
 // that started it, activities included, and a workflow change never needs a patch.
-setVersioningBehavior('PINNED', ...Object.values(byWorkflowType));
+setVersioningBehavior('PINNED', jobGeneration);

@@ -32,7 +32,6 @@ export const imageKind = defineKind({
   createPath: '/v1/images/generate',
   list: 'images',
   idPrefix: 'img',
-  workflowType: 'imageGeneration',
   tag: 'Images',
   models: imageModels,
   controls,

@@ -11,7 +11,6 @@ export const replaceActorKind = defineKind({
   createPath: '/v1/replace-actors/generations',
   list: 'replace-actors',
   idPrefix: 'rpl',
-  workflowType: 'replaceActorGeneration',
   tag: 'Replace actors',
   models: [replaceActorModel],
   controls: [],

@@ -23,7 +23,6 @@ export const talkingActorKind = defineKind({
   createPath: '/v1/talking-actors/generate',
   list: 'talking-actors',
   idPrefix: 'tlk',
-  workflowType: 'talkingActorGeneration',
   tag: 'Talking actors',
   models: talkingActorModels,
   controls: [],

@@ -78,7 +78,6 @@ export const videoKind = defineKind({
   createPath: '/v1/videos/generate',
   list: 'videos',
   idPrefix: 'vid',
-  workflowType: 'videoGeneration',
   tag: 'Videos',
   models: videoModels,
   controls,

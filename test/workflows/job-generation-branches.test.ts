@@ -142,7 +142,12 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
 /** Runs one job's workflow against the stubs on fresh task queues; `during` acts while it runs. */
 async function runJob(
   script: Script,
-  opts: { deadlineSeconds?: number; during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void> } = {},
+  opts: {
+    deadlineSeconds?: number;
+    during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void>;
+    /** The type to start the image job's workflow as (default: the image kind's). */
+    workflowType?: string;
+  } = {},
 ) {
   const prefix = `wfmock-${randomToken(8)}`;
   const queues = taskQueues(prefix);
@@ -173,7 +178,7 @@ async function runJob(
   };
   const runs = workers.map((w) => w.run());
   try {
-    const handle = await env.client.workflow.start(workflowTypes.image, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
+    const handle = await env.client.workflow.start(opts.workflowType ?? workflowTypes.image, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
     const during = opts.during?.({ cancel: async () => void (await handle.cancel()), entered: enteredP, polling: pollingP });
     // A workflow stuck on a branch fails its test in a minute instead of holding the file.
     const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref());
@@ -301,6 +306,37 @@ describe('generation workflow branches (mocked activities)', () => {
     assert.deepEqual(outcome, { ok: true, value: { outputs: 2 } }, 'Temporal says what Postgres says: completed');
     assert.ok(!names(calls).includes('cancelProvider'), 'a completed job keeps its request');
   });
+});
+
+describe("every kind's workflow type runs the one generation workflow", () => {
+  const done: PollResult = { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] };
+
+  test("each kind's type is derived from its name, and the image job runs to completion under the image kind's", async () => {
+    assert.deepEqual(workflowTypes, {
+      image: 'imageGeneration',
+      video: 'videoGeneration',
+      replace_actor: 'replaceActorGeneration',
+      talking_actor: 'talkingActorGeneration',
+    });
+    const { outcome } = await runJob({ poll: () => done }, { workflowType: 'imageGeneration' });
+    assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
+  });
+
+  for (const [type, message] of [
+    ['videoGeneration', 'workflow type videoGeneration runs jobs of its own kind, not of kind image'],
+    ['nosuchGeneration', 'workflow type nosuchGeneration: no workflow of this service has it'],
+  ] as const) {
+    test(`started as ${type}, the image job's workflow fails at once without a step, not retried`, async () => {
+      const { calls, outcome } = await runJob({ poll: () => done }, { workflowType: type });
+      assert.equal(outcome.ok, false);
+      const cause = outcome.ok ? undefined : (outcome.error as WorkflowFailedError).cause;
+      assert.ok(cause instanceof ApplicationFailure, String(outcome.ok ? '' : outcome.error));
+      assert.equal(cause.type, 'UnknownWorkflowType');
+      assert.equal(cause.nonRetryable, true);
+      assert.equal(cause.message, message);
+      assert.deepEqual(calls, [], 'no activity ran: nothing was claimed, charged or submitted');
+    });
+  }
 });
 
 describe('failover branches (mocked activities)', () => {
