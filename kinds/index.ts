@@ -3,9 +3,10 @@
 // params' schemas (shared/job-params.ts), the records (shared/job-record.ts), the gateway's
 // endpoints, create checks and document (api/routes/jobs/kinds.ts), the worker's provider requests
 // (activities/jobs/io.ts) and the jobs.kind check (db/migrate.ts). A new kind: its folder
-// (kinds/<kind>/: descriptor, models, local rendering), its descriptor here and its models in
-// ./models.ts: docs/contributing.md, "Adding a job kind". Its jobs' workflow type derives from its
-// name, and the one generation workflow runs them (workflows/kinds.ts).
+// (kinds/<kind>/: descriptor, models, local rendering) and its descriptor here; `npm run kinds:list`
+// then writes the models list (./models.ts, generated from this file's imports). Its jobs' workflow
+// type derives from its name, and the one generation workflow runs them (workflows/kinds.ts):
+// docs/contributing.md, "Adding a job kind".
 import { uploadParamsOf, type KindDescriptor } from './define.js';
 import type { JobKindName } from '../shared/job-model.js';
 import type { GenerationControl } from '../shared/generation-controls.js';

@@ -1,19 +1,18 @@
-// Each job kind's catalog models, by kind, in document order: the one list the catalog reads its
-// entries from (shared/catalog.ts) and the kind names derive from (shared/job-model.ts). It sits apart
-// from the kinds' list (./index.ts) because the descriptors read the whole catalog (second routes
-// included), so the catalog cannot read the descriptors without a circle. Pure data: the workflow
-// bundle holds it.
-import { imageEntries } from './image/models.js';
-import { videoEntries } from './video/models.js';
-import { transcribedVideoEntries } from './video/models-transcribed.js';
-import { replaceActorEntries } from './replace-actor/models.js';
-import { talkingActorEntries } from './talking-actor/models.js';
+// Generated from the kinds' list (kinds/index.ts) by `npm run kinds:list`
+// (scripts/generate/kind-models-list.ts): do not edit.
+// Each job kind's catalog models, by kind, in the list's order: the catalog reads its entries from
+// here (shared/catalog.ts) and the kind names derive from it (shared/job-model.ts). Pure data: the
+// workflow bundle holds it.
+import { entries as image } from './image/models.js';
+import { entries as video } from './video/models.js';
+import { entries as replaceActor } from './replace-actor/models.js';
+import { entries as talkingActor } from './talking-actor/models.js';
 
 export const kindModels = {
-  image: imageEntries,
-  video: { ...videoEntries, ...transcribedVideoEntries },
-  replace_actor: replaceActorEntries,
-  talking_actor: talkingActorEntries,
+  image,
+  video,
+  replace_actor: replaceActor,
+  talking_actor: talkingActor,
 } as const;
 
 type KindName = keyof typeof kindModels;

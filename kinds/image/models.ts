@@ -4,7 +4,8 @@ import type { ModelEntry } from '../../shared/catalog/types.js';
 
 const imageRatios = ['1:1', '9:16', '16:9'] as const;
 
-export const imageEntries = {
+/** Every image model's catalog entry: the kinds' models list (kinds/models.ts) reads it. */
+export const entries = {
   'nano-banana-2': {
     model: 'nano-banana-2',
     kind: 'image',
@@ -228,4 +229,4 @@ export const imageEntries = {
 } as const satisfies Record<string, ModelEntry>;
 
 /** The image models in document order (the create body's `model` enum). */
-export const imageModels = Object.keys(imageEntries) as (keyof typeof imageEntries)[] as [keyof typeof imageEntries, ...(keyof typeof imageEntries)[]];
+export const imageModels = Object.keys(entries) as (keyof typeof entries)[] as [keyof typeof entries, ...(keyof typeof entries)[]];

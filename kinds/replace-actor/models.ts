@@ -3,7 +3,8 @@
 // providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from '../../shared/catalog/types.js';
 
-export const replaceActorEntries = {
+/** The replace-actor model's catalog entry: the kinds' models list (kinds/models.ts) reads it. */
+export const entries = {
   // One fixed model name for the kind.
   'replace-actor': {
     model: 'replace-actor',
@@ -41,4 +42,4 @@ export const replaceActorEntries = {
 } as const satisfies Record<string, ModelEntry>;
 
 /** The kind's one model name. */
-export const replaceActorModel = 'replace-actor' satisfies keyof typeof replaceActorEntries;
+export const replaceActorModel = 'replace-actor' satisfies keyof typeof entries;

@@ -3,7 +3,8 @@
 // providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from '../../shared/catalog/types.js';
 
-export const talkingActorEntries = {
+/** Every talking-actor model's catalog entry: the kinds' models list (kinds/models.ts) reads it. */
+export const entries = {
   // ElevenLabs speech, then an image + audio lipsync model on fal.
   'talking-actor': {
     model: 'talking-actor',
@@ -73,6 +74,6 @@ export const talkingActorEntries = {
 } as const satisfies Record<string, ModelEntry>;
 
 /** The talking-actor pipelines: the default first (ElevenLabs Multilingual v2), then Eleven v3's. */
-export const talkingActorModels = ['talking-actor', 'talking-actor-v3'] as const satisfies readonly (keyof typeof talkingActorEntries)[];
-const everyPipelineListed: [Exclude<keyof typeof talkingActorEntries, (typeof talkingActorModels)[number]>] extends [never] ? true : never = true;
+export const talkingActorModels = ['talking-actor', 'talking-actor-v3'] as const satisfies readonly (keyof typeof entries)[];
+const everyPipelineListed: [Exclude<keyof typeof entries, (typeof talkingActorModels)[number]>] extends [never] ? true : never = true;
 void everyPipelineListed;

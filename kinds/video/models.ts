@@ -1,9 +1,9 @@
 // The catalog's video models (shared/catalog.ts has the rules). Values follow each provider's
 // documentation; the `source` of each entry says where. Second routes: providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from '../../shared/catalog/types.js';
-import type { transcribedVideoEntries } from './models-transcribed.js';
+import { transcribedVideoEntries } from './models-transcribed.js';
 
-export const videoEntries = {
+const videoEntries = {
   // ---- videos
   // OpenAI shut down the Videos API with sora-2 and sora-2-pro on 2026-09-24 and named no successor
   // (developers.openai.com/api/docs/models/sora-2, "shut down"). Resold Sora endpoints ran on it and
@@ -308,6 +308,9 @@ export const videoEntries = {
   },
 } as const satisfies Record<string, ModelEntry>;
 
+/** Every video model's catalog entry, this file's and the transcribed ones: the kinds' models list (kinds/models.ts) reads it. */
+export const entries = { ...videoEntries, ...transcribedVideoEntries };
+
 /** The video models in document order (the create body's `model` enum), from both files. */
 export const videoModels = [
   'sora-2-pro',
@@ -323,9 +326,7 @@ export const videoModels = [
   'seedance-2.0-fast',
   'grok-video',
   'grok-video-1.5',
-] as const satisfies readonly (keyof typeof videoEntries | keyof typeof transcribedVideoEntries)[];
+] as const satisfies readonly (keyof typeof entries)[];
 // …and every video model of both files is in the list.
-const everyVideoListed: [Exclude<keyof typeof videoEntries | keyof typeof transcribedVideoEntries, (typeof videoModels)[number]>] extends [never]
-  ? true
-  : never = true;
+const everyVideoListed: [Exclude<keyof typeof entries, (typeof videoModels)[number]>] extends [never] ? true : never = true;
 void everyVideoListed;

@@ -5,16 +5,14 @@
 // model's own main endpoint for discrete durations (Kling 2.6 and 3.0 differ). The builders narrow
 // these values at run time too; this proves the narrowing never refuses a request the catalog accepts.
 // A catalog entry breaking one of these makes `catalogFalValues` below fail to compile, naming it.
-import type { imageEntries } from '../../kinds/image/models.js';
-import type { videoEntries } from '../../kinds/video/models.js';
-import type { transcribedVideoEntries } from '../../kinds/video/models-transcribed.js';
-import type { replaceActorEntries } from '../../kinds/replace-actor/models.js';
-import type { talkingActorEntries } from '../../kinds/talking-actor/models.js';
+import type { kindModels } from '../../kinds/models.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
 import type { FalEndpointId, FalInput } from '../../providers/fal/contract.js';
 import type { Common, EndpointOf, FieldTuple, falBuilderEndpoints } from '../../providers/fal/requests.js';
 
-type Entries = typeof imageEntries & typeof videoEntries & typeof transcribedVideoEntries & typeof replaceActorEntries & typeof talkingActorEntries;
+type KindEntries = (typeof kindModels)[keyof typeof kindModels];
+/** Every kind's entries in one map. */
+type Entries = (KindEntries extends unknown ? (e: KindEntries) => void : never) extends (e: infer E) => void ? E : never;
 
 /** Values of `V` outside fal's field `F` for builder `S` (nothing when no endpoint of `S` has the field). */
 type Outside<S extends FalRequestShape, F extends string, V> = [FieldTuple<S, F>] extends [never] ? never : V extends Common<S, F> ? never : V;
