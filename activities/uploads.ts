@@ -26,7 +26,6 @@ type FetchConfig = Pick<
   | 'FETCH_ALLOW_LOOPBACK_ORIGIN'
   | 'FETCH_EXTRA_CA_FILE'
   | 'FETCH_MIN_BYTES_PER_SECOND'
-  | 'FETCH_MIN_RATE_WINDOW_MS'
   | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
 
@@ -111,7 +110,6 @@ export async function storeRemoteFile(
       connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
       totalTimeoutMs: config.FETCH_TOTAL_TIMEOUT_MS,
       minBytesPerSecond: config.FETCH_MIN_BYTES_PER_SECOND,
-      minRateWindowMs: config.FETCH_MIN_RATE_WINDOW_MS,
       allowLoopbackOrigin: config.FETCH_ALLOW_LOOPBACK_ORIGIN,
       ca: extraCa(config.FETCH_EXTRA_CA_FILE),
       signal: await cancellationSignal(),

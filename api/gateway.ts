@@ -12,7 +12,7 @@ import { createDb, dbTimeouts, type Database } from '../db/index.js';
 import { createStorage, type Storage } from '../shared/storage.js';
 import { createApp, type App } from './app.js';
 import { serveApiMetrics, type ApiMetrics } from './metrics.js';
-import { collectWhenIdle } from './idle-gc.js';
+import { collectWhenIdle, IDLE_COLLECT_AFTER_MS } from './idle-gc.js';
 import { limitConnectionsPerClient, serverTimeouts } from './connection-limits.js';
 import { tracing, tracingLogOptions } from '../shared/tracing.js';
 import { codecDataConverter } from '../codec/payload-codec.js';
@@ -145,7 +145,7 @@ export function createGateway(config: Config, overrides: GatewayOverrides = {}):
       isProxy = (address) => trust(address, 0);
       server.on('request', app.app);
       if (!extras) return;
-      stopIdleGc = collectWhenIdle(server, config.IDLE_GC_AFTER_MS);
+      stopIdleGc = collectWhenIdle(server, IDLE_COLLECT_AFTER_MS);
       if (config.METRICS_ENABLED) {
         metricsServer = await serveApiMetrics(app.metrics, config.METRICS_HOST, config.API_METRICS_PORT);
         const m = metricsServer.address() as AddressInfo;

@@ -18,6 +18,12 @@ function exposeGc(): Gc {
   return runInNewContext('gc') as Gc;
 }
 
+/**
+ * How long the gateway waits without a request before its one full collection: long enough that a
+ * steady trickle of requests never pays for one, short enough that a burst's memory is back soon.
+ */
+export const IDLE_COLLECT_AFTER_MS = 10_000;
+
 /** Starts watching `server`; returns a function that stops it. `idleMs` 0 disables it. */
 export function collectWhenIdle(server: Server, idleMs: number): () => void {
   if (idleMs <= 0) return () => undefined;

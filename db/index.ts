@@ -27,22 +27,20 @@ export interface DbTimeouts {
   idleInTransactionMs: number;
 }
 
-/** The defaults of DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_LOCK_TIMEOUT_MS and DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS. */
+/** The defaults of DATABASE_STATEMENT_TIMEOUT_MS and DATABASE_LOCK_TIMEOUT_MS, and the idle-in-transaction bound derived from the first. */
 export const defaultDbTimeouts: DbTimeouts = { statementMs: 30_000, lockMs: 5_000, idleInTransactionMs: 60_000 };
 
 /** The default of DATABASE_LONG_STATEMENT_TIMEOUT_MS: migrations, the admin CLI and retention sweeps. */
 export const defaultLongStatementMs = 600_000;
 
 /** A process's pool timeouts from its configuration. */
-export function dbTimeouts(config: {
-  DATABASE_STATEMENT_TIMEOUT_MS: number;
-  DATABASE_LOCK_TIMEOUT_MS: number;
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: number;
-}): DbTimeouts {
+export function dbTimeouts(config: { DATABASE_STATEMENT_TIMEOUT_MS: number; DATABASE_LOCK_TIMEOUT_MS: number }): DbTimeouts {
   return {
     statementMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
     lockMs: config.DATABASE_LOCK_TIMEOUT_MS,
-    idleInTransactionMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    // A transaction that sits idle for twice the longest statement is stalled, not busy: the server
+    // ends its session so its row locks do not outlive it (no statement bound: no idle bound either).
+    idleInTransactionMs: 2 * config.DATABASE_STATEMENT_TIMEOUT_MS,
   };
 }
 

@@ -93,19 +93,22 @@ export function createProviderCircuits(db: Database, policy: CircuitPolicy) {
 
 export type ProviderCircuits = ReturnType<typeof createProviderCircuits>;
 
-/** The breaker policy from configuration. */
+/** The route attempts that ended within this window are what a circuit counts. */
+const BREAKER_WINDOW_MS = 300_000;
+/** A half-open trial that has not ended after this long (a video job runs for minutes) lets the next trial through. */
+const BREAKER_TRIAL_MS = 900_000;
+
+/** The breaker policy from configuration: when it opens, and for how long. */
 export function circuitPolicy(config: {
-  PROVIDER_BREAKER_WINDOW_MS: number;
   PROVIDER_BREAKER_MIN_ATTEMPTS: number;
   PROVIDER_BREAKER_FAILURE_PERCENT: number;
   PROVIDER_BREAKER_OPEN_MS: number;
-  PROVIDER_BREAKER_TRIAL_MS: number;
 }): CircuitPolicy {
   return {
-    windowMs: config.PROVIDER_BREAKER_WINDOW_MS,
+    windowMs: BREAKER_WINDOW_MS,
     minAttempts: config.PROVIDER_BREAKER_MIN_ATTEMPTS,
     failurePercent: config.PROVIDER_BREAKER_FAILURE_PERCENT,
     openMs: config.PROVIDER_BREAKER_OPEN_MS,
-    trialMs: config.PROVIDER_BREAKER_TRIAL_MS,
+    trialMs: BREAKER_TRIAL_MS,
   };
 }

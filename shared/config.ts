@@ -15,6 +15,7 @@ import { storageCredentialsProblem, storageEnv } from './config/storage.js';
 import { uploadsEnv } from './config/uploads.js';
 import { webhooksEnv } from './config/webhooks.js';
 import { workersEnv } from './config/workers.js';
+import { retiredVariablesSet } from './config/retired.js';
 import { providerConfigSchema } from '../providers/config.js';
 
 /**
@@ -73,6 +74,8 @@ export class ConfigError extends Error {
 
 /** Parse the environment once; the message names each bad variable and why, never its value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const retired = retiredVariablesSet(env);
+  if (retired.length > 0) throw new ConfigError(`invalid configuration:\n${retired.map((r) => `  ${r}`).join('\n')}`);
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);

@@ -40,7 +40,8 @@ export function gaugeLoop(metrics: WorkerMetrics | undefined, source: BacklogSou
 /**
  * Whether this process's build may hold control leases: with Worker Versioning, the deployment's
  * current build, or, while no build is current (a fresh deployment, one run unversioned until
- * now), any build not superseded. Asks the server at most once per `cacheMs`.
+ * now), any build not superseded. Asks the server at most once per `cacheMs` (the lease TTL: a
+ * superseded build gives its loops up within that plus a third of it).
  */
 function currentBuildCheck(svc: WorkflowService, namespace: string, v: Versioning, cacheMs: number): () => Promise<boolean> {
   let answer: boolean | null = null;
@@ -71,7 +72,7 @@ export function createControlFleet(deps: {
     buildId: versioning?.buildId ?? null,
     ttlMs: config.CONTROL_LEASE_TTL_MS,
     logger: deps.logger,
-    ...(versioning ? { eligible: currentBuildCheck(deps.workflowService, config.TEMPORAL_NAMESPACE, versioning, config.CONTROL_BUILD_CHECK_MS) } : {}),
+    ...(versioning ? { eligible: currentBuildCheck(deps.workflowService, config.TEMPORAL_NAMESPACE, versioning, config.CONTROL_LEASE_TTL_MS) } : {}),
     onChange: (loop, held) => deps.metrics?.controlLease(loop, held),
   });
 }

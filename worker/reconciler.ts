@@ -23,7 +23,7 @@
 // The periodic passes run in one process per deployment, the holder of the control fleet's
 // `reconciler` lease (worker/control-fleet.ts); a process that runs a pass by hand (runOnce), or a
 // holder whose lease was just taken over, may still overlap another: rows are claimed with FOR
-// UPDATE SKIP LOCKED and a lease (RECONCILE_LEASE_MS), so two passes never act on the same job.
+// UPDATE SKIP LOCKED and a lease (RECONCILE_CLAIM_MS), so two passes never act on the same job.
 // A healthy job in flight costs no Temporal call until it has gone unwritten for the stale period,
 // then one describe per period.
 // It never fails a job whose workflow completed, nor a job a newer run holds (an operator's reset):
@@ -110,7 +110,7 @@ export function createReconciler(deps: {
 }): Reconciler {
   const { config, db, jobs, client, logger } = deps;
   const prefix = config.TASK_QUEUE_PREFIX;
-  const leaseMs = config.RECONCILE_LEASE_MS;
+  const leaseMs = leases.RECONCILE_CLAIM_MS;
   /** Runs closed before this were handled by earlier passes of this replica (null: none yet). */
   let closedAfter: Date | null = null;
 

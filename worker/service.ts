@@ -97,12 +97,7 @@ export function createWorkerService(config: Config, roles: Role[], overrides: Wo
       await configureMediaSandbox(
         {
           mode: config.MEDIA_SANDBOX,
-          uid: config.MEDIA_SANDBOX_UID,
-          gid: config.MEDIA_SANDBOX_GID,
-          ...(config.MEDIA_SANDBOX_TMPDIR ? { tmpRoot: config.MEDIA_SANDBOX_TMPDIR } : {}),
           fileSizeBytes: config.MEDIA_TOOL_FILE_MB * 1024 * 1024,
-          unsharePath: config.UNSHARE_PATH,
-          setprivPath: config.SETPRIV_PATH,
         },
         (why) =>
           logger.warn({ why }, "media tools run without the sandbox's network and user isolation (MEDIA_SANDBOX=auto): minimal environment and caps only"),

@@ -21,6 +21,9 @@ import { sweepAuditEvents } from '../db/repos/audit.js';
 import { sweepWorkspaceEvents } from '../db/repos/workspace-events.js';
 import { sweepConsoleSessions } from '../db/repos/console-sessions.js';
 
+/** Refused (failed) upload records are removed this many days after they failed (their bytes went at once): long enough to answer a client asking why. */
+const FAILED_UPLOAD_KEEP_DAYS = 7;
+
 /** A rate-limit row without a lease for this long holds nothing; the next request writes it again. */
 const RATE_LIMIT_ROW_IDLE_MS = 3_600_000;
 
@@ -40,13 +43,13 @@ export function createUploadSweeper(deps: { config: Config; db: Database; storag
     if (orphans > 0) deps.logger.info({ removed: orphans }, 'removed incoming objects without a pending upload');
     // The other tables that grow with traffic are trimmed in the same pass, a bounded batch each:
     // idempotency keys past their 24 h replay window, refused uploads after
-    // FAILED_UPLOAD_RETENTION_DAYS, rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS, audit
+    // FAILED_UPLOAD_KEEP_DAYS (7), rate-limit rows idle for RATE_LIMIT_ROW_IDLE_MS, audit
     // events older than AUDIT_RETENTION_DAYS, workspace events older than EVENTS_RETENTION_DAYS and
     // console sessions past their expiry. A batch over a large table may outlast the pool's
     // statement timeout: each runs under DATABASE_LONG_STATEMENT_TIMEOUT_MS.
     const long = { statementMs: deps.config.DATABASE_LONG_STATEMENT_TIMEOUT_MS };
     await withLongStatements(deps.db, long, (tx) => sweepIdempotencyKeys(tx));
-    await withLongStatements(deps.db, long, (tx) => sweepFailedUploads(tx, new Date(now.getTime() - deps.config.FAILED_UPLOAD_RETENTION_DAYS * 86_400_000)));
+    await withLongStatements(deps.db, long, (tx) => sweepFailedUploads(tx, new Date(now.getTime() - FAILED_UPLOAD_KEEP_DAYS * 86_400_000)));
     await withLongStatements(deps.db, long, (tx) => sweepIdleRateLimits(tx, Math.max(RATE_LIMIT_ROW_IDLE_MS, deps.config.RATE_LIMIT_WINDOW_MS)));
     const auditRemoved = await withLongStatements(deps.db, long, (tx) => sweepAuditEvents(tx, deps.config.AUDIT_RETENTION_DAYS));
     if (auditRemoved > 0) deps.logger.info({ removed: auditRemoved }, 'removed audit events past their retention');

@@ -5,7 +5,7 @@
 // claims each batch of rows (FOR UPDATE SKIP LOCKED and a claim time, in a transaction fenced by
 // that lease) before starting their workflows, so a row is started once however many replicas
 // run; a crash between the start and dispatched_at leaves a claim that expires after
-// RECONCILE_LEASE_MS, and the REJECT_DUPLICATE start then finds the delivery running. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
+// RECONCILE_CLAIM_MS, and the REJECT_DUPLICATE start then finds the delivery running. It LISTENs on `webhook_deliveries` to start deliveries at once, and sweeps every
 // RECONCILE_INTERVAL_MS for rows a lost notification left behind.
 //
 // A workspace has at most WEBHOOK_WORKSPACE_CONCURRENCY events in flight (dispatched, not yet
@@ -22,6 +22,7 @@ import type { Config } from '../shared/config.js';
 import { withLongStatements, type Database } from '../db/index.js';
 import * as webhooksRepo from '../db/repos/webhooks.js';
 import * as outbox from '../db/repos/webhook-outbox.js';
+import { RECONCILE_CLAIM_MS } from '../db/repos/job-leases.js';
 import { jobShares } from '../db/repos/fair-share.js';
 import { createPgListener, type PgListener } from '../shared/pg-listener.js';
 import { startWebhookDelivery } from '../workflows/webhook-client.js';
@@ -67,7 +68,7 @@ export function createWebhookDispatcher(deps: { config: Config; db: Database; cl
 
   /** Claims a batch, in a transaction that checks the lease when one is held (a take-over waits for it). */
   function claim(): Promise<outbox.ClaimedDelivery[]> {
-    const claimMs = config.RECONCILE_LEASE_MS;
+    const claimMs = RECONCILE_CLAIM_MS;
     const l = lease;
     if (!l) return outbox.claimUndispatchedDeliveries(db, BATCH, cap, claimMs);
     return db.transaction().execute(async (trx) => {

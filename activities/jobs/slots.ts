@@ -24,9 +24,15 @@ type SlotGrantWaker = (jobIds: readonly string[]) => Promise<void>;
 const SLOT_RETRY_MS = 1_000;
 const SLOT_RETRY_STEP_MS = 200;
 const SLOT_RETRY_MAX_MS = 10_000;
-export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROUTE_SLOTS' | 'ROUTE_SLOT_LEASE_MS'>; wake?: SlotGrantWaker | undefined }) {
+/**
+ * A route slot is held this long without a check of its job renewing it; a slot whose holder
+ * vanished comes back after it (or at the reconciler's next pass once its job ended). Far longer
+ * than the checks' longest interval (30 s) plus their queue wait.
+ */
+const SLOT_LEASE_MS = 600_000;
+export function createRouteSlots(deps: { db: Database; config: Pick<Config, 'ROUTE_SLOTS'>; wake?: SlotGrantWaker | undefined }) {
   const pools = parseRouteSlots(deps.config.ROUTE_SLOTS);
-  const leaseMs = deps.config.ROUTE_SLOT_LEASE_MS;
+  const leaseMs = SLOT_LEASE_MS;
   const wake: SlotGrantWaker = deps.wake ?? (async () => {});
   const poolOf = (provider: string, job: Pick<Job, 'model' | 'params'>): RoutePool | null => {
     const providerModelId = (job.params as { provider_model_id?: unknown }).provider_model_id;

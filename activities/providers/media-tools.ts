@@ -69,7 +69,7 @@ export const defaultMediaTools: MediaTools = {
 
 export type MediaToolsConfig = Pick<
   Config,
-  'FFMPEG_PATH' | 'FFPROBE_PATH' | 'PRLIMIT_PATH' | 'MEDIA_INPUT_MAX_VIDEO_PIXELS' | 'MEDIA_INPUT_MAX_SECONDS' | 'MEDIA_TOOL_THREADS' | 'MEDIA_TOOL_MEMORY_MB'
+  'FFMPEG_PATH' | 'FFPROBE_PATH' | 'MEDIA_INPUT_MAX_VIDEO_PIXELS' | 'MEDIA_INPUT_MAX_SECONDS' | 'MEDIA_TOOL_THREADS' | 'MEDIA_TOOL_MEMORY_MB'
 > &
   Partial<Pick<Config, 'UPLOAD_MAX_IMAGE_PIXELS'>>;
 
@@ -78,7 +78,6 @@ export function mediaToolsFrom(config: Partial<MediaToolsConfig>): MediaTools {
     ...defaultMediaTools,
     ffmpegPath: config.FFMPEG_PATH ?? defaultMediaTools.ffmpegPath,
     ffprobePath: config.FFPROBE_PATH ?? defaultMediaTools.ffprobePath,
-    prlimitPath: config.PRLIMIT_PATH ?? defaultMediaTools.prlimitPath,
     maxImagePixels: config.UPLOAD_MAX_IMAGE_PIXELS ?? defaultMediaTools.maxImagePixels,
     maxVideoPixels: config.MEDIA_INPUT_MAX_VIDEO_PIXELS ?? defaultMediaTools.maxVideoPixels,
     maxSeconds: config.MEDIA_INPUT_MAX_SECONDS ?? defaultMediaTools.maxSeconds,

@@ -25,11 +25,16 @@ type OutputFetchConfig = Pick<
   | 'FETCH_EXTRA_CA_FILE'
   | 'PROVIDER_OUTPUT_HOSTS'
   | 'PROVIDER_OUTPUT_MAX_MB'
-  | 'PROVIDER_OUTPUT_TIMEOUT_MS'
   | 'FETCH_MIN_BYTES_PER_SECOND'
-  | 'FETCH_MIN_RATE_WINDOW_MS'
   | 'UPLOAD_MAX_IMAGE_PIXELS'
 >;
+
+/**
+ * A provider output must be fetched within this long: a gigabyte video at about 1.2 MB/s, far below
+ * what a provider's CDN serves, while a source that slows to a trickle is cut off sooner by the
+ * minimum rate (FETCH_MIN_BYTES_PER_SECOND).
+ */
+const OUTPUT_FETCH_TIMEOUT_MS = 900_000;
 
 /** The host patterns a provider's outputs may come from here: its own, plus the operator's for it (PROVIDER_OUTPUT_HOSTS). */
 export function outputHostsFor(provider: ProviderName, config: Pick<OutputFetchConfig, 'PROVIDER_OUTPUT_HOSTS'>): string[] {
@@ -91,7 +96,7 @@ export async function storeProviderOutput(
     (t) => jobOutputKey(deps.storage, args.jobId, args.index + 1, t.ext),
     null,
     {
-      fetch: { headers: args.headers, allowHost: (_host, url) => urlMatches(url, hosts), totalTimeoutMs: deps.config.PROVIDER_OUTPUT_TIMEOUT_MS },
+      fetch: { headers: args.headers, allowHost: (_host, url) => urlMatches(url, hosts), totalTimeoutMs: OUTPUT_FETCH_TIMEOUT_MS },
       onProgress: args.onProgress,
     },
   );

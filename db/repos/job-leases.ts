@@ -11,6 +11,13 @@ export async function markWorkflowsStarted(db: Queryable, jobIds: string[]): Pro
   await db.updateTable('jobs').set({ workflow_started: true }).where('id', 'in', jobIds).execute();
 }
 
+/**
+ * How long a reconciler replica's claim on a job (or a webhook delivery to dispatch) keeps the others
+ * off it: far longer than one pass's work on a batch, so a claim never runs out mid-pass, and short
+ * enough that the claims of a replica that died mid-pass are free again within a minute.
+ */
+export const RECONCILE_CLAIM_MS = 60_000;
+
 const leaseFree = sql<boolean>`(reconcile_lease_until is null or reconcile_lease_until < now())`;
 const leaseFor = (leaseMs: number) => sql<Date>`now() + make_interval(secs => ${leaseMs / 1000})`;
 

@@ -6,6 +6,7 @@ import { realpathSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { configSections, envSchema } from '../../shared/config.js';
+import { retiredVariables } from '../../shared/config/retired.js';
 
 export const configDocsPath = fileURLToPath(new URL('../../../docs/operations/configuration.md', import.meta.url));
 
@@ -72,6 +73,7 @@ export function configReference(): string {
           .replace(/[^a-z0-9 -]/g, '')
           .replace(/ /g, '-')}) (${s.names.length})`,
     ),
+    `- [Retired variables](#retired-variables) (${Object.keys(retiredVariables).length}, refused when set)`,
   ];
   for (const section of sections) {
     out.push('', `## ${section.title}`, '', '| variable | type | default | description |', '|---|---|---|---|');
@@ -80,6 +82,18 @@ export function configReference(): string {
       out.push(`| \`${name}\` | ${cell(typeOf(field))} | ${cell(defaultOf(field))} | ${cell(descriptionOf(field) ?? '')} |`);
     }
   }
+  out.push(
+    '',
+    '## Retired variables',
+    '',
+    'Settings the service no longer reads: each is fixed or derived from another, as said. A process',
+    'started with one of them set refuses to start and names it (`shared/config/retired.ts`), so a',
+    'setting its operator relies on is never silently ignored.',
+    '',
+    '| variable | now |',
+    '|---|---|',
+    ...Object.entries(retiredVariables).map(([name, now]) => `| \`${name}\` | ${cell(now)} |`),
+  );
   return out.join('\n') + '\n';
 }
 

@@ -23,9 +23,6 @@ export const coreEnv = {
   DATABASE_LOCK_TIMEOUT_MS: int(5_000, 0, 3_600_000).describe(
     'Longest a statement waits for a row or table lock (Postgres `lock_timeout`; 0: no limit). A step stuck behind a lock another session holds (a pipeline row, a job row) fails with a retryable error instead of holding its slot and connection for ever.',
   ),
-  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(60_000, 0, 3_600_000).describe(
-    "Longest a connection may sit idle inside an open transaction (Postgres `idle_in_transaction_session_timeout`; 0: no limit): the server then ends the session, so a stalled process's row locks do not outlive it.",
-  ),
   DATABASE_LONG_STATEMENT_TIMEOUT_MS: int(600_000, 0, 86_400_000).describe(
     'Statement and lock timeout of the work that is long by nature: migrations (`migrate`), the admin CLI and the retention sweeps (expired uploads, audit events, the webhook outbox). 0: no limit.',
   ),

@@ -6,9 +6,8 @@ export const fetchEnv = {
   FETCH_TOTAL_TIMEOUT_MS: int(60_000, 100).describe('A remote fetch must finish within this long.'),
   // A slow server must not hold a fetch slot for the whole total timeout.
   FETCH_MIN_BYTES_PER_SECOND: int(16 * 1024, 0).describe(
-    'A transfer slower than this, averaged over each FETCH_MIN_RATE_WINDOW_MS, is aborted: a slow server cannot hold a fetch slot for the whole total timeout. 0: off.',
+    'A transfer slower than this, averaged over each 10 s, is aborted: a slow server cannot hold a fetch slot for the whole total timeout. 0: off.',
   ),
-  FETCH_MIN_RATE_WINDOW_MS: int(10_000, 100).describe('The window FETCH_MIN_BYTES_PER_SECOND is averaged over.'),
   FETCH_ACTIVITY_CONCURRENCY: int(20, 1).describe('Remote fetches run on their own task queue (`<prefix>-fetch`): this many at once per worker.'),
   FETCH_PER_WORKSPACE_CONCURRENCY: int(4, 1).describe("At most this many of one workspace's fetches in flight across the fleet."),
   FETCH_ALLOW_LOOPBACK_ORIGIN: optionalString

@@ -58,7 +58,4 @@ export const gatewayEnv = {
   TRUST_PROXY: trustProxy.describe(
     'Peers whose X-Forwarded-For is believed (Express `trust proxy`): empty trusts none; a hop count; or addresses, CIDR ranges and range names. The client address it yields keys the /media rate limit and the per-client connection cap. Never `true`: every peer could then forge its address.',
   ),
-  IDLE_GC_AFTER_MS: int(10_000, 0).describe(
-    'Gateway: one full garbage collection after this long without requests (0: never), so memory a burst left behind goes back to the system.',
-  ),
 };

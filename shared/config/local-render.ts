@@ -1,6 +1,6 @@
 // The local renderer and the media tools (ffmpeg, ffprobe, espeak-ng) run on tenants' files.
 import { z } from 'zod';
-import { bool, int, optionalString } from './env-types.js';
+import { bool, int } from './env-types.js';
 
 const path = (name: string) => z.string().default(name).meta({ valueType: 'command or path' });
 
@@ -17,21 +17,13 @@ export const localRenderEnv = {
     'Media tool runs (ffmpeg, ffprobe, espeak-ng) at once per worker process; the others wait their turn. 0: no cap beyond the activity slots.',
   ),
   MEDIA_TOOL_MEMORY_MB: int(1536, 0, 1_048_576).describe('Address space of each tool process, through util-linux prlimit (0: uncapped).'),
-  UNSHARE_PATH: path('unshare').describe("The unshare binary (util-linux): the media sandbox's network namespace."),
-  SETPRIV_PATH: path('setpriv').describe("The setpriv binary (util-linux): the media sandbox's user switch."),
-  PRLIMIT_PATH: path('prlimit').describe('The prlimit binary (util-linux).'),
   ESPEAK_PATH: path('espeak-ng').describe('The espeak-ng binary (speech of the local renderer).'),
   // The media sandbox (activities/providers/media-sandbox.ts, docs/operations/media-sandbox.md).
   MEDIA_SANDBOX: z
     .enum(['auto', 'required', 'off'])
     .default('auto')
     .describe(
-      'Media tools run without network and as MEDIA_SANDBOX_UID where the worker can make that (root, util-linux unshare and setpriv). auto: else run with the minimal environment only and log it; required: else the worker refuses to start; off: never isolate (the minimal environment still applies).',
+      'Media tools run without network and as the nobody user (65534) where the worker can make that (root, util-linux unshare and setpriv from PATH). auto: else run with the minimal environment only and log it; required: else the worker refuses to start; off: never isolate (the minimal environment still applies).',
     ),
-  MEDIA_SANDBOX_UID: int(65534, 1, 2_147_483_647).describe("User the media tools run as inside the sandbox (never the worker's own; 65534 is nobody)."),
-  MEDIA_SANDBOX_GID: int(65534, 1, 2_147_483_647).describe('Group the media tools run as inside the sandbox.'),
-  MEDIA_SANDBOX_TMPDIR: optionalString.describe(
-    "The sandbox's temp space (the tools' TMPDIR and HOME, and every run's working directory). Default: <os tmpdir>/mediagen-media.",
-  ),
   MEDIA_TOOL_FILE_MB: int(4096, 0, 1_048_576).describe('Largest file one media tool run may write (prlimit --fsize; 0: uncapped).'),
 };

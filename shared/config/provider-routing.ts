@@ -28,16 +28,13 @@ export const providerRoutingEnv = {
     'A provider step gives its route up when the provider stayed unreachable (5xx, timeouts) for this long and a route remains; a request the provider last reported running is never given up (its deadline ends it).',
   ),
   // The breaker per provider and model is shared by the fleet through Postgres.
-  PROVIDER_BREAKER_WINDOW_MS: int(300_000, 1_000).describe('The circuit per provider and model counts the route attempts that ended within this window.'),
   PROVIDER_BREAKER_MIN_ATTEMPTS: int(5, 1).describe('The circuit opens only when at least this many attempts ended within the window…'),
   PROVIDER_BREAKER_FAILURE_PERCENT: int(50, 1, 100).describe('…and at least this percent of them failed over.'),
   PROVIDER_BREAKER_OPEN_MS: int(60_000, 100).describe('An open circuit makes new jobs skip the route this long, then one trial job goes through (half-open).'),
-  PROVIDER_BREAKER_TRIAL_MS: int(900_000, 100).describe('A trial that has not ended after this long (minutes-long video jobs) lets the next one through.'),
   PROVIDER_OUTPUT_HOSTS: optionalString
     .meta({ valueType: '`provider=pattern;…` or a comma-separated list' })
     .describe(
       "Provider outputs are fetched through the guarded fetcher from each provider's own hosts only; these are the operator's extra host patterns per provider (`google=a.example.com;byteplus=*.cdn.example.net`; a bare comma-separated list applies to every provider).",
     ),
   PROVIDER_OUTPUT_MAX_MB: int(1024, 1, 10_240).describe('The largest provider output fetched, in MB.'),
-  PROVIDER_OUTPUT_TIMEOUT_MS: int(900_000, 1000, 3_600_000).describe('A provider output must be fetched within this long.'),
 };

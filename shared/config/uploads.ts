@@ -8,9 +8,6 @@ export const uploadsEnv = {
   PENDING_UPLOAD_TTL_SECONDS: int(86_400, 1).describe(
     "How long a pending direct upload waits for its completion before the reconciler's sweep removes it and its object.",
   ),
-  FAILED_UPLOAD_RETENTION_DAYS: int(7, 1, 3650).describe(
-    'Refused (failed) upload records are removed this many days after they failed; their bytes were removed at once.',
-  ),
   UPLOAD_RETENTION_SECONDS: int(30 * 86_400, 1).describe(
     "Completed uploads are served and usable as job inputs this long (default 30 days), then the reconciler's sweep removes their objects. Must not exceed UPLOAD_MAX_RETENTION_SECONDS.",
   ),

@@ -57,15 +57,9 @@ export const workersEnv = {
     "A pipeline whose parent workflow has not moved on this long although it could have (its current step's job ended, or the step has no job yet) gets a new parent run from the reconciler: the old run was terminated or timed out, or is pinned to a build whose workers are gone (it is terminated). A live parent moves on within seconds.",
   ),
   CONTROL_LEASE_TTL_MS: int(15_000, 300, 600_000).describe(
-    "The control loops (reconcilers, webhook outbox dispatch, upload sweeps, route probes, the fleet-wide gauges) run in one worker process per deployment, the holder of each loop's lease (worker/control-lease.ts). A holder renews every third of this; one killed or stalled is replaced within this plus a third of it, one stopping cleanly within a third of it.",
-  ),
-  CONTROL_BUILD_CHECK_MS: int(15_000, 100).describe(
-    "With Worker Versioning, only processes of the deployment's current build hold control leases: each holder (and each process finding a lease free) asks the server at most this often whether its build is current; a superseded build gives its loops up within this plus a third of CONTROL_LEASE_TTL_MS.",
+    "The control loops (reconcilers, webhook outbox dispatch, upload sweeps, route probes, the fleet-wide gauges) run in one worker process per deployment, the holder of each loop's lease (worker/control-lease.ts). A holder renews every third of this; one killed or stalled is replaced within this plus a third of it, one stopping cleanly within a third of it. With Worker Versioning, each holder asks the server at most this often whether its build is still current; a superseded build gives its loops up within this plus a third of it.",
   ),
   RECONCILE_CONCURRENCY: int(16, 1, 1_000).describe('Workflow starts and settlements the reconciler runs at once per replica.'),
-  RECONCILE_LEASE_MS: int(60_000, 1_000).describe(
-    "How long a reconciler replica's claim on a job keeps the others off it (a replica that dies mid-pass leaves claims that expire after this).",
-  ),
   RECONCILE_STALE_AFTER_MS: int(600_000, 1_000).describe(
     'A job in flight whose row has not been written for this long is checked against its workflow (a final write lost with a database crash is repaired); each such row at most once per period.',
   ),
@@ -100,7 +94,4 @@ export const workersEnv = {
     .describe(
       "Requests in flight at the provider at once per route, across the whole fleet (shared/route-slots.ts), e.g. `fal=16,alibaba:replace-actor=1,xai=8`: a job takes a slot of its route just before its submit and holds it until its request there ends. `provider:model` (public model name or the provider's model id) comes before `provider`. When a route is full, or a workspace holds its share (slots × its weight / the weights of the workspaces holding or waiting) while others wait, the submit waits and is retried through the fair task queue. Unset, or a route not named: unlimited. The local renderer has no pool.",
     ),
-  ROUTE_SLOT_LEASE_MS: int(600_000, 1_000, 86_400_000).describe(
-    "A route slot is held this long without a check of its job renewing it; a slot whose holder vanished comes back after it (or at the reconciler's next pass once its job ended). Longer than the checks' longest interval (30 s) plus their queue wait.",
-  ),
 };

@@ -1,10 +1,12 @@
-// shared/config.ts: test-only switches and placeholder providers are refused in production, naming
-// the variable (never its value).
+// shared/config.ts: test-only switches and placeholder providers are refused in production, and
+// retired variables everywhere, naming the variable (never its value).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadConfig, testOnlySettings } from '../../shared/config.js';
+import { ConfigError, configVariables, loadConfig, testOnlySettings } from '../../shared/config.js';
+import { retiredVariables } from '../../shared/config/retired.js';
+import { dbTimeouts } from '../../db/index.js';
 import { missingRoleSecrets } from '../../shared/routing.js';
 
 const base = {
@@ -154,5 +156,25 @@ describe('upload lifetimes', () => {
     );
     const c = loadConfig(base);
     assert.deepEqual([c.UPLOAD_RETENTION_SECONDS, c.UPLOAD_MAX_RETENTION_SECONDS, c.TRACE_TRUST_INBOUND], [30 * 86_400, 90 * 86_400, false]);
+  });
+});
+
+describe('retired variables', () => {
+  test('each is read no more: set, the process refuses to start, naming it and what decides the value now; unset or empty, it loads', () => {
+    for (const [name, now] of Object.entries(retiredVariables)) {
+      assert.ok(!configVariables.includes(name), `${name} is retired, not a variable of the schema`);
+      assert.throws(
+        () => loadConfig({ ...base, [name]: '12345' }),
+        (err: unknown) => err instanceof ConfigError && err.message.includes(`${name}: no longer read (${now}); remove it`) && !err.message.includes('12345'),
+        name,
+      );
+      assert.doesNotThrow(() => loadConfig({ ...base, [name]: '' }), name);
+    }
+  });
+
+  test('what replaced them: the idle-in-transaction bound follows the statement timeout', () => {
+    assert.deepEqual(dbTimeouts(loadConfig(base)), { statementMs: 30_000, lockMs: 5_000, idleInTransactionMs: 60_000 });
+    assert.deepEqual(dbTimeouts(loadConfig({ ...base, DATABASE_STATEMENT_TIMEOUT_MS: '0' })).idleInTransactionMs, 0);
+    assert.equal(dbTimeouts(loadConfig({ ...base, DATABASE_STATEMENT_TIMEOUT_MS: '45000' })).idleInTransactionMs, 90_000);
   });
 });
