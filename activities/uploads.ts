@@ -1,5 +1,5 @@
 // Upload activities: fetch a remote URL safely (shared/fetch-remote.ts), decide its type from
-// the bytes (shared/media-type.ts), stream it into object storage under its size cap, and
+// the bytes (shared/media/type.ts), stream it into object storage under its size cap, and
 // record it. Also the job-input fetch used by the generation workflow for `*_url` inputs.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { findUploadById, insertUploadWithinQuota, storedUploadOf } from '../db/r
 import { claimSlot, fetchSlots, releaseSlot } from '../db/repos/leased-slots.js';
 import { quotaExceededMessage, sanitizeFileName, uploadFailureTypes, uploadLimits, uploadObjectKey, type StoredUpload } from '../shared/uploads.js';
 import { fetchRemote, FetchError, type FetchRemoteOptions } from '../shared/fetch-remote.js';
-import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from '../shared/media-type.js';
+import { createMediaGuard, MB, MediaError, type MediaKind, type MediaType } from '../shared/media/type.js';
 import { failureTypes } from '../shared/failure-types.js';
 import type { UploadFetchActivities, UploadFromUrlInput } from '../workflows/upload-from-url.js';
 

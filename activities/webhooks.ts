@@ -1,10 +1,10 @@
 // Webhook delivery: the activity of the webhooks queue that POSTs one signed event (see
-// workflows/webhook-delivery.ts for the retries, shared/webhook-target.ts for the URL rules,
-// shared/webhook-signing.ts for the signature), and the payload built from the job as the event's
+// workflows/webhook-delivery.ts for the retries, shared/webhooks/target.ts for the URL rules,
+// shared/webhooks/signing.ts for the signature), and the payload built from the job as the event's
 // transaction left it.
 //
 // What keeps one workspace's receivers from hurting the others: each workspace has its own circuit
-// breaker per destination (URL host and port), shared by the fleet (shared/webhook-circuit.ts,
+// breaker per destination (URL host and port), shared by the fleet (shared/webhooks/circuit.ts,
 // db/repos/webhooks.ts), so a workspace whose requests fail at a shared host opens only its own
 // circuit there. Only connection errors, timeouts and 5xx count against a destination; a 4xx is
 // the receiver's answer about that event (retried, not counted). While a circuit is open an attempt
@@ -21,13 +21,13 @@ import * as webhooksRepo from '../db/repos/webhooks.js';
 import { endpointSigningSecrets } from '../db/repos/webhook-endpoints.js';
 import type { Config } from '../shared/config.js';
 import { FetchError, type Resolver } from '../shared/fetch-remote.js';
-import { postWebhook, resolveWebhookTarget } from '../shared/webhook-target.js';
-import { secretsDecryptionKeys, signWebhook } from '../shared/webhook-signing.js';
+import { postWebhook, resolveWebhookTarget } from '../shared/webhooks/target.js';
+import { secretsDecryptionKeys, signWebhook } from '../shared/webhooks/signing.js';
 import { jobFromSnapshot as jobFromSnapshotOf, presentJob } from '../shared/job-record.js';
 import type { WebhookActivities, WebhookAttemptResult } from '../workflows/activity-types.js';
-import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhook-circuit.js';
+import { outcomeOfStatus, type CircuitPolicy } from '../shared/webhooks/circuit.js';
 import * as attemptsRepo from '../db/repos/webhook-deliveries.js';
-import { errorClassOfStatus, nextRetryAt, type AttemptErrorClass } from '../shared/webhook-attempts.js';
+import { errorClassOfStatus, nextRetryAt, type AttemptErrorClass } from '../shared/webhooks/attempts.js';
 
 /** Failure types of the delivery activity; only WebhookUndelivered is retried. */
 export const webhookFailureTypes = {
@@ -200,7 +200,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       } catch (err) {
         const ms = latency();
         await webhooksRepo.recordCircuitOutcome(db, circuit, 'failure', admission.trial, breaker);
-        // shared/webhook-target.ts postWebhook: a timeout says "no answer within", anything else is the connection.
+        // shared/webhooks/target.ts postWebhook: a timeout says "no answer within", anything else is the connection.
         const errorClass = (err as Error).message.startsWith('no answer within') ? 'timeout' : 'connection';
         return fail(null, `webhook not delivered: ${(err as Error).message}`, true, errorClass, ms);
       }

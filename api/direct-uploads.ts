@@ -26,7 +26,7 @@ import type { FileUpload } from '../db/schema.js';
 import type { Config } from '../shared/config.js';
 import { ObjectChanged, type Storage } from '../shared/storage.js';
 import { completePendingUpload, failPendingUpload } from '../db/repos/uploads.js';
-import { createMediaGuard, MediaError, mediaTypeOf, type AcceptedMime, type MediaInspection } from '../shared/media-type.js';
+import { createMediaGuard, MediaError, mediaTypeOf, type AcceptedMime, type MediaInspection } from '../shared/media/type.js';
 import { completedObjectKey, directUploadLimit } from '../shared/uploads.js';
 
 /**

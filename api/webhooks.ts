@@ -7,7 +7,7 @@ import type { Queryable } from '../db/index.js';
 import { webhookEventNames, type WebhookEventName } from '../shared/job-model.js';
 import { hasActiveWebhookSecret } from '../db/repos/webhooks.js';
 import { FetchError } from '../shared/fetch-remote.js';
-import { checkWebhookUrl } from '../shared/webhook-target.js';
+import { checkWebhookUrl } from '../shared/webhooks/target.js';
 import { budgetThresholdEventSchema } from '../shared/budgets.js';
 import { BALANCE_LOW_EVENT, balanceLowEventSchema } from '../shared/balance.js';
 import { pipelineEventDataSchema, pipelineWebhookEventNames, type PipelineWebhookEventName } from '../shared/pipelines.js';

@@ -279,13 +279,13 @@ interface WebhookAttemptTable {
   started_at: Generated<Date>;
   /** The receiver's HTTP status; null when none came (timeout, connection error, refused URL). */
   status_code: number | null;
-  /** shared/webhook-attempts.ts `attemptErrorClasses`; null for a 2xx. */
+  /** shared/webhooks/attempts.ts `attemptErrorClasses`; null for a 2xx. */
   error_class: string | null;
   latency_ms: number | null;
   next_retry_at: Timestamp | null;
 }
 
-/** One workspace's circuit breaker for one destination (shared/webhook-circuit.ts). */
+/** One workspace's circuit breaker for one destination (shared/webhooks/circuit.ts). */
 export interface WebhookCircuitTable {
   workspace_id: string;
   /** The receiver's URL host (with its port when not the default). */

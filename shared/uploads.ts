@@ -1,7 +1,7 @@
 // Uploads as both processes see them: size limits, object keys, display names, the failure types of
 // the remote fetch, and the stored upload record the fetch workflow returns.
 import { randomToken } from './ids.js';
-import { MB, mediaTypeOf, type AcceptedMime, type MediaKind, type MediaType } from './media-type.js';
+import { MB, mediaTypeOf, type AcceptedMime, type MediaKind, type MediaType } from './media/type.js';
 
 /** ApplicationFailure types of the fetch activity; all but FetchUnavailable are final (never retried). */
 /** An upload's states: `expired` and `deleted` keep the row (its links answer 410, jobs refuse it). */

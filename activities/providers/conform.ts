@@ -20,7 +20,7 @@ import {
   UntrustedMediaError,
   type MediaTools,
 } from './media-tools.js';
-import type { MediaKind } from '../../shared/media-type.js';
+import type { MediaKind } from '../../shared/media/type.js';
 import { ProviderError, type InputFile, type ProviderContext, type ProviderRequest } from './types.js';
 import { mediaTempDir } from './media-sandbox.js';
 

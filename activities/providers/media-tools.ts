@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import type { Config } from '../../shared/config.js';
 import { fileSizeLimitArgs, sandboxLaunch, type SandboxLaunch } from './media-sandbox.js';
-import { SNIFF_BYTES, sniffMediaType, type AcceptedMime, type MediaKind } from '../../shared/media-type.js';
+import { SNIFF_BYTES, sniffMediaType, type AcceptedMime, type MediaKind } from '../../shared/media/type.js';
 
 export class MediaToolError extends Error {
   override name = 'MediaToolError';
@@ -220,7 +220,7 @@ function spawnTool(bin: string, args: string[], opts: RunOptions): Promise<{ std
   });
 }
 
-/** The demuxer of each accepted type (shared/media-type.ts reads the magic bytes). */
+/** The demuxer of each accepted type (shared/media/type.ts reads the magic bytes). */
 const demuxers: Record<AcceptedMime, string> = {
   'image/png': 'png_pipe',
   'image/jpeg': 'jpeg_pipe',

@@ -7,7 +7,7 @@ import type { Config } from '../../shared/config.js';
 import type { ProviderName } from '../../workflows/definitions.js';
 import { jobOutputKey, type Storage } from '../../shared/storage.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { urlMatches } from './hosts.js';
 import { providerOutputHosts as ownHosts } from '../../providers/index.js';
 import type { ProviderOutput } from './types.js';

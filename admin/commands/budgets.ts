@@ -4,7 +4,7 @@ import { removeBudget, setBudget, type BudgetTarget } from '../../db/repos/budge
 import { workspaceBudgets, type BudgetStanding } from '../../db/repos/budgets.js';
 import { getWorkspace } from '../../db/repos/workspaces.js';
 import { budgetPeriods, defaultAlertAt, parseAlertAt, type BudgetPeriod } from '../../shared/budgets.js';
-import { checkWebhookUrl } from '../../shared/webhook-target.js';
+import { checkWebhookUrl } from '../../shared/webhooks/target.js';
 import { iso, nonEmpty, positiveInt, UsageError, ws, type Command } from '../command.js';
 import { OPERATOR_ACTOR, operatorFor } from '../../shared/audit.js';
 

@@ -13,7 +13,7 @@ import {
   revokeApiKey,
 } from '../../db/repos/workspaces.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import { rekeyWebhookSecrets } from '../../db/repos/webhook-secret-keys.js';
 import { missingRoleSecrets } from '../../shared/routing.js';
 import { describeShare } from './fair-share.js';

@@ -13,7 +13,7 @@ import { readBalance, setBalanceAlerts } from '../../db/repos/balance.js';
 import { hasActiveWebhookSecret } from '../../db/repos/webhooks.js';
 import { balancePeriod, MAX_BALANCE_THRESHOLD, MAX_BALANCE_THRESHOLDS } from '../../shared/balance.js';
 import { keyActor } from '../../shared/audit.js';
-import { checkWebhookUrl } from '../../shared/webhook-target.js';
+import { checkWebhookUrl } from '../../shared/webhooks/target.js';
 import { FetchError } from '../../shared/fetch-remote.js';
 
 const credits = (what: string) => z.number().int().describe(what);

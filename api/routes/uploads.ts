@@ -14,7 +14,7 @@ import { authOf, type Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { IDEMPOTENCY_NOTE, idempotent, setMultipartFingerprint } from '../idempotency.js';
 import { NOT_BLANK_PATTERN, PUBLIC_HTTPS_URL_PATTERN } from '../validate.js';
-import { acceptedMimeTypes, MB, mediaTypeOf } from '../../shared/media-type.js';
+import { acceptedMimeTypes, MB, mediaTypeOf } from '../../shared/media/type.js';
 import { uploadLimits } from '../../shared/uploads.js';
 import { discardRest, enforceMinimumRate, limitConcurrentUploads, tooSlow } from '../uploads/limits.js';
 import { MAX_AFTER_FILE, receiveMultipartUpload } from '../uploads/multipart.js';

@@ -8,7 +8,7 @@
 //   (`<id>/redeliver-<n>`); its requests are further attempts of the same event. Rate class
 //   `redeliver`; 409 delivery_in_flight while the event is not finished.
 // The receiver's URL is shown without user info, query or token-like path segments
-// (shared/webhook-attempts.ts redactedWebhookUrl): the URL a customer gave may carry a credential.
+// (shared/webhooks/attempts.ts redactedWebhookUrl): the URL a customer gave may carry a credential.
 import { z } from 'zod';
 import { DEFAULT_PAGE_LIMIT, pageLimitQuery } from '../validate.js';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
@@ -20,7 +20,7 @@ import * as repo from '../../db/repos/webhook-deliveries.js';
 import { getDelivery } from '../../db/repos/webhooks.js';
 import { jobShares } from '../../db/repos/fair-share.js';
 import type { WebhookAttempt } from '../../db/schema.js';
-import { attemptErrorClasses, deliveryStatuses, deliveryStatusOf, redactedWebhookUrl } from '../../shared/webhook-attempts.js';
+import { attemptErrorClasses, deliveryStatuses, deliveryStatusOf, redactedWebhookUrl } from '../../shared/webhooks/attempts.js';
 import { taskPriority } from '../../shared/task-priority.js';
 import { hostOf, redeliveryWorkflowId, startWebhookDelivery } from '../../workflows/webhook-client.js';
 

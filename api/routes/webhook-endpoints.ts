@@ -17,9 +17,9 @@ import { ApiError, invalidRequest, notFound } from '../errors.js';
 import { webhookRequestFields } from '../webhooks.js';
 import * as repo from '../../db/repos/webhook-endpoints.js';
 import { keyActor } from '../../shared/audit.js';
-import { checkWebhookUrl } from '../../shared/webhook-target.js';
+import { checkWebhookUrl } from '../../shared/webhooks/target.js';
 import { FetchError } from '../../shared/fetch-remote.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import type { Config } from '../../shared/config.js';
 import {
   DEFAULT_ROTATION_OVERLAP_SECONDS,
@@ -28,7 +28,7 @@ import {
   MAX_ROTATION_OVERLAP_SECONDS,
   MAX_WEBHOOK_ENDPOINTS,
   subscribableEventNames,
-} from '../../shared/webhook-endpoints.js';
+} from '../../shared/webhooks/endpoints.js';
 
 const endpointIdPattern = /^wep_[0-9a-z]{24}$/;
 const timestamp = z.string().describe('ISO 8601');

@@ -6,7 +6,7 @@ import { ApiError, invalidRequest } from '../errors.js';
 import { publicBaseUrl } from '../routes/media.js';
 import { newId } from '../../shared/ids.js';
 import { findUploadInWorkspace, insertUploadWithinQuota } from '../../db/repos/uploads.js';
-import { MB, mediaTypeOf, type AcceptedMime } from '../../shared/media-type.js';
+import { MB, mediaTypeOf, type AcceptedMime } from '../../shared/media/type.js';
 import { directUploadLimit, incomingObjectKey, sanitizeFileName } from '../../shared/uploads.js';
 import { deleteUpload } from '../../db/upload-lifecycle.js';
 import { completeDirectUpload, DirectUploadRefused } from '../direct-uploads.js';

@@ -18,7 +18,7 @@ import type { MultipartFingerprint } from '../idempotency.js';
 import { publicBaseUrl } from '../routes/media.js';
 import { newId } from '../../shared/ids.js';
 import { insertUploadWithinQuota, storedUploadOf } from '../../db/repos/uploads.js';
-import { createMediaGuard, MediaError, type MediaGuard } from '../../shared/media-type.js';
+import { createMediaGuard, MediaError, type MediaGuard } from '../../shared/media/type.js';
 import { StreamEndedEarly } from '../../shared/storage.js';
 import { sanitizeFileName, uploadLimits, uploadObjectKey } from '../../shared/uploads.js';
 import { discardRest, enforceMinimumRate, tooSlow } from './limits.js';

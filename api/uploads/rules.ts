@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppDeps } from '../deps.js';
 import { ApiError, forbidden, invalidRequest } from '../errors.js';
 import { projectBelongsToWorkspace } from '../../db/repos/uploads.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { quotaExceededMessage } from '../../shared/uploads.js';
 
 /** A project id as every upload endpoint takes it. */

@@ -1,5 +1,5 @@
 // Webhooks (issue 13): a job may name a `webhook_url` and the `webhook_events` it wants; each
-// workspace has signing secrets (stored encrypted, see shared/webhook-signing.ts); and every
+// workspace has signing secrets (stored encrypted, see shared/webhooks/signing.ts); and every
 // requested status move of a job writes one row of `webhook_deliveries` — the outbox the worker's
 // dispatcher turns into one delivery workflow per row.
 //

@@ -1,6 +1,6 @@
 // The webhook circuit breaker becomes one circuit per (workspace, destination): a workspace whose
 // requests fail at a shared host (a popular automation service) opens only its own circuit there.
-// The state machine is shared/webhook-circuit.ts; the columns are its state. The per-host table it
+// The state machine is shared/webhooks/circuit.ts; the columns are its state. The per-host table it
 // replaces held no delivery state worth keeping (a circuit's history is minutes long).
 import { sql, type Kysely } from 'kysely';
 

@@ -1,7 +1,7 @@
 // Webhook endpoints the customer manages (issue 56, docs/api/webhook-endpoints.md):
 // - `webhook_endpoints`: a workspace's receivers, each with its URL, the event types it subscribes
 //   to (exact names or the patterns job.*, pipeline.*, budget.*, balance.*) and an enabled flag.
-//   Each has its signing secret, encrypted like `webhook_secrets` (shared/webhook-signing.ts, the
+//   Each has its signing secret, encrypted like `webhook_secrets` (shared/webhooks/signing.ts, the
 //   secret's id and workspace as associated data); a rotation keeps the replaced one as `previous_*`
 //   until `previous_expires_at`: until then both sign (the overlap window; at most two, as Stripe).
 //   Customer-managed through the gateway, so unlike `webhook_secrets` the app role writes them.

@@ -4,7 +4,7 @@ import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Database, Queryable } from '../index.js';
 import { createdMicros, newestFirstPage, olderThan, type NewestFirstKey } from './newest-first.js';
 import type { DB, WebhookAttempt, WebhookDelivery } from '../schema.js';
-import type { DeliveryStatus } from '../../shared/webhook-attempts.js';
+import type { DeliveryStatus } from '../../shared/webhooks/attempts.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 import { BUDGET_THRESHOLD_EVENT } from './budgets.js';
 

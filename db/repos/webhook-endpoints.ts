@@ -8,8 +8,8 @@ import type { WebhookEndpoint } from '../webhook-endpoint-schema.js';
 import { newId } from '../../shared/ids.js';
 import { recordAuditEvent } from './audit.js';
 import type { AuditActor } from '../../shared/audit.js';
-import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
-import { MAX_WEBHOOK_ENDPOINTS, PING_EVENT } from '../../shared/webhook-endpoints.js';
+import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhooks/signing.js';
+import { MAX_WEBHOOK_ENDPOINTS, PING_EVENT } from '../../shared/webhooks/endpoints.js';
 import { WEBHOOK_DELIVERIES_CHANNEL } from './webhooks.js';
 
 export type { WebhookEndpoint } from '../webhook-endpoint-schema.js';

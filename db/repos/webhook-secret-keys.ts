@@ -1,7 +1,7 @@
 // Rotation of WEBHOOK_SECRETS_KEY, the key webhook signing secrets are stored under: the rows are
 // written again under the current key, opened with whichever configured key does.
 import type { Database } from '../index.js';
-import { encryptSecret, openSecret } from '../../shared/webhook-signing.js';
+import { encryptSecret, openSecret } from '../../shared/webhooks/signing.js';
 
 /**
  * Writes every stored webhook secret (the workspaces' and the endpoints') again under keys[0] (the current WEBHOOK_SECRETS_KEY), opening

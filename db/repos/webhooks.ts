@@ -11,12 +11,12 @@ import {
   type AttemptOutcome,
   type Circuit,
   type CircuitPolicy,
-} from '../../shared/webhook-circuit.js';
+} from '../../shared/webhooks/circuit.js';
 import { newId } from '../../shared/ids.js';
 import { getWorkspace, normalizeEmail, requireOwner } from './workspaces.js';
 import { recordAuditEvent } from './audit.js';
 import { operatorFor } from '../../shared/audit.js';
-import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhook-signing.js';
+import { decryptSecret, encryptSecret, generateWebhookSecret } from '../../shared/webhooks/signing.js';
 
 // ------------------------------------------------------------------ secrets
 

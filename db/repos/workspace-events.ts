@@ -8,7 +8,7 @@ import type { WorkspaceEvent } from '../event-schema.js';
 import { jobStatuses } from '../../shared/job-model.js';
 import { pipelineWebhookEventNames } from '../../shared/pipelines.js';
 import { BALANCE_LOW_EVENT } from '../../shared/balance.js';
-import { BUDGET_THRESHOLD_EVENT_NAME } from '../../shared/webhook-endpoints.js';
+import { BUDGET_THRESHOLD_EVENT_NAME } from '../../shared/webhooks/endpoints.js';
 
 export type { WorkspaceEvent } from '../event-schema.js';
 

@@ -4,7 +4,7 @@
 // (activities/providers/background.ts), whatever route served it.
 import { z } from 'zod';
 import { talkingActorModels } from './models.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { uploadLimits } from '../../shared/uploads.js';
 import { aspectRatio3, creationResult, defineKind, httpsUrlField, idField, jobRecordSchema, webhookFieldRules, webhookRequestFields } from '../define.js';
 import { NOT_BLANK_PATTERN } from '../../shared/text-patterns.js';

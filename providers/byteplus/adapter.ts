@@ -35,7 +35,7 @@ import {
   type ArkVideoTaskRequest,
 } from './contract.js';
 import { jobOutputKey } from '../../shared/storage.js';
-import { sniffMediaType } from '../../shared/media-type.js';
+import { sniffMediaType } from '../../shared/media/type.js';
 import { longestCallMs } from '../../activities/providers/call-timeouts.js';
 import { exact, oneOf } from '../../activities/providers/body-check.js';
 

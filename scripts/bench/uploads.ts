@@ -16,7 +16,7 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type Tenant } from '../../test/support/stack.js';
 import { spawnGateway } from '../../test/integration/gateway-harness.js';
 

@@ -15,7 +15,7 @@ export const webhooksEnv = {
   WEBHOOK_WORKSPACE_CONCURRENCY: int(10, 1).describe(
     "At most this many of one workspace's events in flight across the fleet (the rest wait in the outbox, in order).",
   ),
-  // The breaker (shared/webhook-circuit.ts) is per (workspace, destination) and counts connection
+  // The breaker (shared/webhooks/circuit.ts) is per (workspace, destination) and counts connection
   // errors, timeouts and 5xx.
   WEBHOOK_BREAKER_FAILURES: int(10, 1).describe(
     'The circuit per (workspace, destination) opens after at least this many failures (connection errors, timeouts, 5xx) and WEBHOOK_BREAKER_SPAN_MS without a success.',

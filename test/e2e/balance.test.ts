@@ -16,7 +16,7 @@ import { Receiver } from '../support/webhook-receiver.js';
 import { createImage, jobFinished, jobRow } from '../support/job-helpers.js';
 import { addMember, adjustCredits, createApiKey } from '../../db/repos/workspaces.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import { balanceLowEventSchema, balancePeriod } from '../../shared/balance.js';
 import type { Config } from '../../shared/config.js';
 

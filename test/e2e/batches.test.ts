@@ -17,7 +17,7 @@ import { ledgerCharges } from '../support/ledger.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { adjustCredits } from '../../db/repos/workspaces.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import type { Config } from '../../shared/config.js';
 import { batchEventDataSchema } from '../../shared/batches.js';
 

@@ -35,7 +35,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { createUploadActivities, type FetchHooks } from '../../activities/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 // The job service's status moves, in a transaction of the test's own.

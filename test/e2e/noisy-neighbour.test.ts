@@ -31,7 +31,7 @@ import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 // The job service's status moves, in a transaction of the test's own.
 import * as jobMoves from '../../jobs/index.js';
 import * as progressRepo from '../../db/repos/job-progress.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import type { Config } from '../../shared/config.js';
 import { Client, Connection } from '@temporalio/client';
 import { codecDataConverter } from '../../codec/payload-codec.js';

@@ -16,7 +16,7 @@ import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, startService, waitForJobStatus, type Service } from '../support/services.js';
 import { Receiver } from '../support/webhook-receiver.js';
 import { deliveriesOfJob, getCircuit, rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 
 let svc: Service;
 const receiver = new Receiver();

@@ -17,7 +17,7 @@ import { api, startService, waitForJobStatus, type Service } from '../support/se
 import { Receiver, type Received } from '../support/webhook-receiver.js';
 import { rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { addMember, createApiKey } from '../../db/repos/workspaces.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 
 const pythonSrc = fileURLToPath(new URL('../../../python/src/', import.meta.url));
 const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));

@@ -21,7 +21,7 @@ import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { spawnGateway } from '../integration/gateway-harness.js';
 import { getCircuit, rotateWebhookSecret } from '../../db/repos/webhooks.js';
 import { lastWorkspaceSeq, sweepWorkspaceEvents } from '../../db/repos/workspace-events.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 
 let svc: Service;
 let deadUrl: string;

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { createTenant, createTestDatabase, type Tenant, type TestDatabase } from '../support/stack.js';
 import { addMember } from '../../db/repos/workspaces.js';
 import { activeWebhookSecrets } from '../../db/repos/webhooks.js';
-import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsDecryptionKeys, secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 
 const adminJs = fileURLToPath(new URL('../../admin/main.js', import.meta.url));
 let tdb: TestDatabase;

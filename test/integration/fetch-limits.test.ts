@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { fetchRemote, FetchError } from '../../shared/fetch-remote.js';
 import { createWorkspaceFetchSlots, storeRemoteFile } from '../../activities/uploads.js';
 import { createStorage } from '../../shared/storage.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { startHttpsTestServer, makeSampleMedia, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 import { testConfig, createTestDatabase, waitFor, type TestDatabase } from '../support/stack.js';
 import { taskQueues } from '../../workflows/definitions.js';

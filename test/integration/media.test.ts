@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { Readable, Transform } from 'node:stream';
 import type { Server } from 'node:http';
 import { createStorage, type Storage } from '../../shared/storage.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { randomToken } from '../../shared/ids.js';
 import { serveMediaRoute } from './gateway-harness.js';
 import { createClientLimiter, mediaPath } from '../../api/routes/media.js';

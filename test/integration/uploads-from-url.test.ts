@@ -12,7 +12,7 @@ import { Client as MinioClient } from 'minio';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createStorage } from '../../shared/storage.js';
 import { createUploadActivities, fetchRemoteInput } from '../../activities/uploads.js';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { findCompletedUpload } from '../../db/repos/uploads.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { Client as MinioClient } from 'minio';
-import { MB } from '../../shared/media-type.js';
+import { MB } from '../../shared/media/type.js';
 import { createTestDatabase, createTenant, rawMinioClient, testConfig, type TestDatabase, type Tenant } from '../support/stack.js';
 import { startGateway, type InProcessGateway as Gateway } from '../support/services.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';

@@ -24,7 +24,7 @@ import * as jobMoves from '../../jobs/index.js';
 import * as webhooksRepo from '../../db/repos/webhooks.js';
 import { createWebhookActivities } from '../../activities/webhooks.js';
 import { createWebhookDispatcher } from '../../worker/webhook-dispatcher.js';
-import { encryptSecret, generateWebhookSecret, secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { encryptSecret, generateWebhookSecret, secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import type { Config } from '../../shared/config.js';
 import type { Tx } from '../../db/index.js';
 import { parseRoles, roleName } from '../../worker/roles.js';

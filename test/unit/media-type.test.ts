@@ -12,7 +12,7 @@ import {
   MB,
   readImageDimensions,
   DEFAULT_MAX_IMAGE_PIXELS,
-} from '../../shared/media-type.js';
+} from '../../shared/media/type.js';
 import { makeSampleMedia, type SampleMedia } from '../support/https-server.js';
 
 let media: SampleMedia;

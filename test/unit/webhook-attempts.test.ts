@@ -2,7 +2,7 @@
 // the status from the outbox columns, and the next retry time the workflow's backoff gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deliveryStatusOf, errorClassOfStatus, nextRetryAt, redactedWebhookUrl } from '../../shared/webhook-attempts.js';
+import { deliveryStatusOf, errorClassOfStatus, nextRetryAt, redactedWebhookUrl } from '../../shared/webhooks/attempts.js';
 
 test('the URL loses user info, query, fragment and token-like path segments', () => {
   assert.equal(redactedWebhookUrl('https://user:pw@hooks.example.com:8443/in/orders?token=abc#x'), 'https://hooks.example.com:8443/in/orders');

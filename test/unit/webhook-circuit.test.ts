@@ -1,4 +1,4 @@
-// The webhook circuit breaker's state machine (shared/webhook-circuit.ts), driven with explicit
+// The webhook circuit breaker's state machine (shared/webhooks/circuit.ts), driven with explicit
 // clocks: what opens it (a destination that accepted nothing for the span, across enough failures),
 // what never does (4xx, a burst of failures within a second, a receiver that fails the first two
 // attempts of every event), and how it recovers (several trials; the first success closes it; only
@@ -13,7 +13,7 @@ import {
   type AttemptOutcome,
   type Circuit,
   type CircuitPolicy,
-} from '../../shared/webhook-circuit.js';
+} from '../../shared/webhooks/circuit.js';
 
 /** The production defaults (shared/config.ts: 10 failures, 30 s, 60 s cooldown, 3 trials, 10 s + 5 s trial). */
 const policy: CircuitPolicy = { failures: 10, spanMs: 30_000, cooldownMs: 60_000, trials: 3, trialTimeoutMs: 15_000 };

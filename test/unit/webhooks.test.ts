@@ -6,10 +6,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { verifyWebhook } from '@mediagen/client/webhooks';
-import { decryptSecret, encryptSecret, generateWebhookSecret, secretsEncryptionKey, signWebhook } from '../../shared/webhook-signing.js';
+import { decryptSecret, encryptSecret, generateWebhookSecret, secretsEncryptionKey, signWebhook } from '../../shared/webhooks/signing.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { checkWebhookUrl, postWebhook, resolveWebhookTarget } from '../../shared/webhook-target.js';
+import { checkWebhookUrl, postWebhook, resolveWebhookTarget } from '../../shared/webhooks/target.js';
 import { jobFromSnapshot } from '../../activities/webhooks.js';
 import { FetchError } from '../../shared/fetch-remote.js';
 

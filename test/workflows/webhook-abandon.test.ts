@@ -20,7 +20,7 @@ import { parseRoles } from '../../worker/roles.js';
 // The job service's status moves, in a transaction of the test's own.
 import * as jobMoves from '../../jobs/index.js';
 import { deliveriesOfJob, getDelivery, rotateWebhookSecret } from '../../db/repos/webhooks.js';
-import { secretsEncryptionKey } from '../../shared/webhook-signing.js';
+import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import { taskQueues } from '../../workflows/definitions.js';
 import { webhookDeliveryWorkflowType, type WebhookDeliveryInput } from '../../workflows/webhook-delivery.js';
 import type { Config } from '../../shared/config.js';

@@ -25,7 +25,7 @@ import type { InputFile, PollResult, ProviderAdapter, ProviderContext, ProviderO
 import { MediaToolError, UntrustedMediaError } from './media.js';
 import { kindRenderer, type Rendered, type RenderJob } from './kind-renderer.js';
 import { defaultMediaTools, type MediaTools } from '../media-tools.js';
-import { extensionOf } from '../../../shared/media-type.js';
+import { extensionOf } from '../../../shared/media/type.js';
 import { jobOutputKey } from '../../../shared/storage.js';
 import { mediaTempDir } from '../media-sandbox.js';
 

@@ -12,11 +12,11 @@ import {
   SNIFF_BYTES,
   type MediaKind,
   type MediaType,
-} from './media-sniff.js';
+} from './sniff.js';
 import { DEFAULT_MAX_IMAGE_PIXELS, ImageDimensionScanner, checkImagePixels, type ImageDimensions } from './image-dimensions.js';
 
 // The sniffer and the dimension reader live in their own modules; callers import all of it from here.
-export * from './media-sniff.js';
+export * from './sniff.js';
 export * from './image-dimensions.js';
 
 interface MediaGuardOptions {

@@ -1,6 +1,6 @@
 // What a customer sees of a webhook event's delivery: the status derived from the outbox columns,
 // each attempt's error class, and the receiver's URL with nothing that could be a credential.
-import { REDACTED } from './redact.js';
+import { REDACTED } from '../redact.js';
 
 /**
  * Why an attempt did not deliver:

@@ -1,6 +1,6 @@
 // Image dimensions read from the first bytes (PNG, WebP) or as a JPEG streams past, and the
 // decompression-bomb cap on pixels.
-import { MediaError } from './media-sniff.js';
+import { MediaError } from './sniff.js';
 
 const ascii = (b: Uint8Array, from: number, to: number) => Buffer.from(b.subarray(from, to)).toString('latin1');
 

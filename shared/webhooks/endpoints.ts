@@ -7,9 +7,9 @@
 // no event), a pipeline's four events, a budget's threshold alert and the balance alert. An endpoint
 // subscribed to one gets it for every job and pipeline of its workspace, whether or not it asked for
 // a webhook_url. `webhook.ping` (POST /v1/webhook-endpoints/{id}/test) goes only to the endpoint tested.
-import { webhookEventNames } from './job-model.js';
-import { pipelineWebhookEventNames } from './pipelines.js';
-import { BALANCE_LOW_EVENT } from './balance.js';
+import { webhookEventNames } from '../job-model.js';
+import { pipelineWebhookEventNames } from '../pipelines.js';
+import { BALANCE_LOW_EVENT } from '../balance.js';
 
 export const BUDGET_THRESHOLD_EVENT_NAME = 'budget.threshold_reached';
 export const PING_EVENT = 'webhook.ping';

@@ -11,7 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { LookupFunction } from 'node:net';
-import { defaultResolver, FetchError, isLoopbackAddress, isPublicAddress, precheckUrl, type ResolvedAddress, type Resolver } from './fetch-remote.js';
+import { defaultResolver, FetchError, isLoopbackAddress, isPublicAddress, precheckUrl, type ResolvedAddress, type Resolver } from '../fetch-remote.js';
 
 // ------------------------------------------------------------------ target rules
 
