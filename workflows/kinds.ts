@@ -14,11 +14,14 @@ export default async function jobGeneration(input: GenerationInput): Promise<{ o
   const type = workflowInfo().workflowType;
   const kind = (input as Partial<GenerationInput> | undefined)?.kind;
   if (!jobKindNames.some((k) => kindWorkflowType(k) === type)) {
-    // Started under a type no workflow of the bundle has: failed at once, not retried (a failed
-    // workflow task would be retried forever).
-    throw ApplicationFailure.nonRetryable(`workflow type ${type}: no workflow of this service has it`, 'UnknownWorkflowType');
+    // A type this build has no workflow of, as for a type the bundle exports no function of: the
+    // workflow task fails and is retried, so a worker of a build that has the type (a newer one,
+    // mid-deploy without Worker Versioning) takes it; the run's timeout ends it otherwise.
+    throw new Error(`workflow type ${type}: no workflow of this build has it`);
   }
   if (typeof kind !== 'string' || kindWorkflowType(kind) !== type) {
+    // Another kind's job under a kind's type: no build runs it, so the run fails at once, before
+    // any step (nothing claimed, charged or submitted).
     throw ApplicationFailure.nonRetryable(`workflow type ${type} runs jobs of its own kind, not of kind ${String(kind)}`, 'UnknownWorkflowType');
   }
   return runGeneration(input);

@@ -12,8 +12,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startLocalTemporal } from '../support/local-temporal.js';
 import { Context } from '@temporalio/activity';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
-import { WorkflowFailedError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import { randomToken } from '../../shared/ids.js';
 import { startProviderCancel } from '../../workflows/client.js';
 import type { Job } from '../../db/schema.js';
@@ -144,7 +144,7 @@ async function runJob(
   script: Script,
   opts: {
     deadlineSeconds?: number;
-    during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void> }) => Promise<void>;
+    during?: (ctl: { cancel(): Promise<void>; entered: Promise<void>; polling: Promise<void>; handle: WorkflowHandle }) => Promise<void>;
     /** The type to start the image job's workflow as (default: the image kind's). */
     workflowType?: string;
   } = {},
@@ -179,7 +179,7 @@ async function runJob(
   const runs = workers.map((w) => w.run());
   try {
     const handle = await env.client.workflow.start(opts.workflowType ?? workflowTypes.image, { workflowId: jobId, taskQueue: queues.workflows, args: [input] });
-    const during = opts.during?.({ cancel: async () => void (await handle.cancel()), entered: enteredP, polling: pollingP });
+    const during = opts.during?.({ cancel: async () => void (await handle.cancel()), entered: enteredP, polling: pollingP, handle });
     // A workflow stuck on a branch fails its test in a minute instead of holding the file.
     const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`job ${jobId}: the workflow did not end within 60 s`)), 60_000).unref());
     const outcome = await Promise.race([handle.result(), stuck]).then(
@@ -322,21 +322,48 @@ describe("every kind's workflow type runs the one generation workflow", () => {
     assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
   });
 
-  for (const [type, message] of [
-    ['videoGeneration', 'workflow type videoGeneration runs jobs of its own kind, not of kind image'],
-    ['nosuchGeneration', 'workflow type nosuchGeneration: no workflow of this service has it'],
-  ] as const) {
-    test(`started as ${type}, the image job's workflow fails at once without a step, not retried`, async () => {
-      const { calls, outcome } = await runJob({ poll: () => done }, { workflowType: type });
-      assert.equal(outcome.ok, false);
-      const cause = outcome.ok ? undefined : (outcome.error as WorkflowFailedError).cause;
-      assert.ok(cause instanceof ApplicationFailure, String(outcome.ok ? '' : outcome.error));
-      assert.equal(cause.type, 'UnknownWorkflowType');
-      assert.equal(cause.nonRetryable, true);
-      assert.equal(cause.message, message);
-      assert.deepEqual(calls, [], 'no activity ran: nothing was claimed, charged or submitted');
-    });
-  }
+  test("started as another kind's type, the image job's workflow fails at once without a step, not retried", async () => {
+    const { calls, outcome } = await runJob({ poll: () => done }, { workflowType: 'videoGeneration' });
+    assert.equal(outcome.ok, false);
+    const cause = outcome.ok ? undefined : (outcome.error as WorkflowFailedError).cause;
+    assert.ok(cause instanceof ApplicationFailure, String(outcome.ok ? '' : outcome.error));
+    assert.equal(cause.type, 'UnknownWorkflowType');
+    assert.equal(cause.nonRetryable, true);
+    assert.equal(cause.message, 'workflow type videoGeneration runs jobs of its own kind, not of kind image');
+    assert.deepEqual(calls, [], 'no activity ran: nothing was claimed, charged or submitted');
+  });
+
+  test('started as a type no kind has, its workflow task fails and is retried (a build that has the type may take it), running no step', async () => {
+    const failedTasks: string[] = [];
+    const { calls, outcome } = await runJob(
+      { poll: () => done },
+      {
+        workflowType: 'nosuchGeneration',
+        during: async ({ handle }) => {
+          // The first failed task is in the history; its retries are not (they stay transient until
+          // one completes), so the pending task's attempt counts them.
+          for (;;) {
+            const [{ events }, { raw, status }] = await Promise.all([handle.fetchHistory(), handle.describe()]);
+            if (status.name !== 'RUNNING') throw new Error(`the workflow ended ${status.name} instead of retrying its task`);
+            failedTasks.splice(0, failedTasks.length, ...(events ?? []).flatMap((e) => e.workflowTaskFailedEventAttributes?.failure?.message ?? []));
+            if (failedTasks.length >= 1 && (raw.pendingWorkflowTask?.attempt ?? 0) >= 3) break;
+            await new Promise((r) => setTimeout(r, 200));
+          }
+          await handle.terminate('the test saw the task retried');
+        },
+      },
+    );
+    assert.ok(
+      failedTasks.every((m) => m === 'workflow type nosuchGeneration: no workflow of this build has it'),
+      failedTasks.join('\n'),
+    );
+    assert.equal(outcome.ok, false);
+    assert.ok(
+      !outcome.ok && outcome.error instanceof WorkflowFailedError && outcome.error.cause instanceof TerminatedFailure,
+      'the run ended only by the terminate',
+    );
+    assert.deepEqual(calls, [], 'no activity ran: nothing was claimed, charged or submitted');
+  });
 });
 
 describe('failover branches (mocked activities)', () => {
