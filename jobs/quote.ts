@@ -9,6 +9,7 @@ import { resolveJobRoute } from '../shared/routing.js';
 import type { StoredJobParams } from '../shared/job-params.js';
 import type { JobServiceDeps, Quote, QuoteRequest } from './service-types.js';
 import { JobRequestRefusedError } from './rules.js';
+import { kindOf } from '../kinds/index.js';
 
 /** Throws ProjectNotInWorkspaceError unless the project is the workspace's: the 403 rule. */
 export async function requireProject(q: Queryable, workspaceId: string, projectId: string): Promise<void> {
@@ -20,7 +21,7 @@ function price(config: JobServiceDeps['config'], req: QuoteRequest): Quote {
   if (!config) throw new Error('this job service has no routing configuration');
   const route = resolveJobRoute(config, req.route, req.params);
   if (!route) throw new JobRequestRefusedError('invalid_model', `model ${req.model} is not enabled here (its provider is not configured in this deployment)`);
-  const refusal = requestRefusal(req.route, req.params, route.provider);
+  const refusal = requestRefusal(req.route, req.params, route.provider, kindOf(req.route.kind).requestRules);
   if (refusal) throw new JobRequestRefusedError('invalid_request', refusal);
   const params = { ...req.params, ...route } as StoredJobParams;
   // The local renderer costs the operator nothing: a cancel refunds all of it.

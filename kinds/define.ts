@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { jobPriorities, jobStatuses, kindWorkflowType, providerNames, webhookEventNames, type KindWorkflowType } from '../shared/job-model.js';
 import type { InputFile, ProviderRequest } from '../shared/provider-types.js';
-import type { ModelRoute } from '../shared/catalog.js';
+import type { ModelRoute, RequestRule } from '../shared/catalog.js';
 import type { GenerationControl } from '../shared/generation-controls.js';
 import type { OutputFormat } from '../shared/catalog/types.js';
 import { labelRecordFields, labelRequestFields } from '../shared/labels.js';
@@ -286,6 +286,11 @@ export interface KindDescriptor<
   params: P;
   /** The create body fields checked against the model's route, in this order (the gateway's `prepare`). */
   routeChecks?: readonly RouteCheck[];
+  /**
+   * The kind's rules over its inputs, each with its refusal (the quote's 400) and its JSON Schema (the
+   * body's per-model branches), so the two cannot part (kinds/video/rules.ts).
+   */
+  requestRules?: readonly RequestRule[];
   /** The params a checked create body stores. */
   toParams(body: z.output<B>, checked: Checked): z.infer<P>;
   /** The job record GET, the lists, the events and the webhooks answer with. */

@@ -213,38 +213,39 @@ export function routeTakes(route: ModelRoute, provider: ProviderName, p: Request
   return routeRefusal(route, provider, p) === undefined;
 }
 
+/** A model branch's JSON Schema keywords: its fields' rules, the rules one field brings along, and rules over fields together. */
+export interface BranchSchema {
+  properties?: Record<string, unknown>;
+  dependentSchemas?: Record<string, unknown>;
+  anyOf?: unknown[];
+  allOf?: unknown[];
+}
+
+/**
+ * One rule of a kind's requests, stated once (kinds/<kind>/rules.ts): why a request breaks it on a
+ * route, the message of a 400, and the same rule as JSON Schema keywords of the model's branch in
+ * the published document.
+ */
+export interface RequestRule {
+  name: string;
+  /** Why this request breaks the rule on the route, or undefined; absent where a check of the route's own refuses it first. */
+  refusal?(route: ModelRoute, p: RequestShape): string | undefined;
+  /** The rule as JSON Schema for the route's branch, or undefined where the route does not have it. */
+  schema?(route: ModelRoute): BranchSchema | undefined;
+}
+
 /**
  * Why a request the create schema accepts cannot be served as asked (the message of a 400), or
- * undefined. `provider` is the adapter that would serve it: caps of a live provider do not apply to
- * the local renderer.
+ * undefined: the route's own controls and accepts, the kind's rules (its descriptor's
+ * `requestRules`), then the provider's prompt and speech bounds. `provider` is the adapter that
+ * would serve it: caps of a live provider do not apply to the local renderer.
  */
-export function requestRefusal(route: ModelRoute, p: RequestShape, provider: ProviderName): string | undefined {
+export function requestRefusal(route: ModelRoute, p: RequestShape, provider: ProviderName, kindRules: readonly RequestRule[] = []): string | undefined {
   const narrower = routeRefusal(route, provider, p);
   if (narrower) return narrower;
-  const refs = p.reference_file_ids?.length ?? 0;
-  if (route.imageInputs === false && (refs > 0 || p.start_frame_file_id || p.end_frame_file_id)) {
-    return `${refs > 0 ? 'reference_file_ids' : p.start_frame_file_id ? 'start_frame_file_id' : 'end_frame_file_id'}: ${route.model} takes text only (no start frame, end frame or reference images)`;
-  }
-  if (route.startFrame === 'required' && !p.start_frame_file_id && refs !== 1) {
-    return `start_frame_file_id: ${route.model} is image to video only; send start_frame_file_id (or one reference image, used as the first frame)`;
-  }
-  if (route.maxReferenceImages !== undefined && refs > route.maxReferenceImages) {
-    return `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`;
-  }
-  if (refs > 0 && p.start_frame_file_id) {
-    return `reference_file_ids: ${route.model} cannot combine reference images with start_frame_file_id; send one or the other`;
-  }
-  if (refs > 0 && route.referenceDurations && p.duration != null && !route.referenceDurations.includes(p.duration)) {
-    return `duration: ${route.model} with reference images supports ${route.referenceDurations.join(', ')} seconds`;
-  }
-  if (p.end_frame_file_id && route.endFrame === false) {
-    return `end_frame_file_id: ${route.model} takes no end frame`;
-  }
-  // The first frame is the start frame, or a lone reference image on a route without a reference
-  // endpoint (fal.ts videoFrames): an end frame without one has no endpoint to go to.
-  const firstFrame = !!p.start_frame_file_id || (refs === 1 && !route.secondaryModelIds?.reference);
-  if (p.end_frame_file_id && !firstFrame) {
-    return `end_frame_file_id: ${route.model} needs start_frame_file_id (the first frame) with an end frame`;
+  for (const rule of kindRules) {
+    const refusal = rule.refusal?.(route, p);
+    if (refusal) return refusal;
   }
   // A provider's prompt bounds are its own: the local renderer takes any prompt the create schema does.
   if (provider !== 'local' && typeof p.prompt === 'string' && route.promptChars) {

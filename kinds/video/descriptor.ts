@@ -1,26 +1,24 @@
 // The video kind: text (or a start frame, an end frame, reference images) to video, per-model rules
 // from the catalog.
 import { z } from 'zod';
-import { catalogControls, routeFor, type ModelRoute } from '../../shared/catalog.js';
+import { catalogControls, routeFor } from '../../shared/catalog.js';
 import { videoModels } from './models.js';
-import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules, type GenerationControl } from '../../shared/generation-controls.js';
+import { videoControls, videoInputRules, videoInputSchema } from './rules.js';
+import { controlRecordFields, controlRequestFields, controlsOf, refusedControlRules } from '../../shared/generation-controls.js';
 import { defineKind, idField, jobRecordSchema, promptField, webhookFieldRules, webhookRequestFields } from '../define.js';
 
-/** The generation controls a video create takes (a route that does not take one refuses it). */
-const controls = ['seed', 'negative_prompt', 'audio'] as const satisfies readonly GenerationControl[];
-
 /**
- * The per-model rules that the gateway's `prepare` and `requestRefusal` enforce from the catalog, as
- * JSON Schema for the published document: one branch per model (aspect ratios, durations,
- * resolutions, reference images, no reference images beside a start frame, the durations a
- * reference endpoint allows, no end frame without a first frame, a first frame where the model is image
- * to video only).
+ * The per-model rules of a video create, as JSON Schema for the published document: one branch per
+ * model, its aspect ratios, durations and resolutions (the gateway's `prepare` checks them, the
+ * kind's `routeChecks`), the controls no route of it takes, and its input rules (./rules.ts, the
+ * quote's refusals stated beside their schema).
  */
 function videoModelRules(): Record<string, unknown>[] {
   return videoModels.map((model) => {
     const route = routeFor(model)!;
     const d = route.durations;
     const duration = !d ? false : 'values' in d ? { enum: [...d.values] } : { type: 'integer', minimum: d.min, maximum: d.max };
+    const inputs = videoInputSchema(route);
     return {
       title: model,
       properties: {
@@ -28,43 +26,14 @@ function videoModelRules(): Record<string, unknown>[] {
         aspect_ratio: { enum: [...route.aspectRatios] },
         duration,
         resolution: { enum: [...(route.resolutions ?? [])] },
-        ...(route.maxReferenceImages !== undefined ? { reference_file_ids: { maxItems: route.maxReferenceImages } } : {}),
-        ...(route.imageInputs === false ? { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } : {}),
-        ...refusedControlRules(controls, catalogControls(route)),
+        ...inputs.properties,
+        ...refusedControlRules(videoControls, catalogControls(route)),
       },
-      dependentSchemas: { start_frame_file_id: { properties: { reference_file_ids: { maxItems: 0 } } }, ...referenceAndEndFrameRules(route) },
-      // An image-to-video-only model needs its first frame: the start frame, or one reference image.
-      ...(route.startFrame === 'required'
-        ? {
-            anyOf: [
-              { required: ['start_frame_file_id'] },
-              { required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } },
-            ],
-          }
-        : {}),
+      ...(inputs.dependentSchemas ? { dependentSchemas: inputs.dependentSchemas } : {}),
+      ...(inputs.anyOf ? { anyOf: inputs.anyOf } : {}),
+      ...(inputs.allOf ? { allOf: inputs.allOf } : {}),
     };
   });
-}
-
-/** `requestRefusal`'s reference-duration and end-frame rules (shared/catalog.ts), as JSON Schema. */
-function referenceAndEndFrameRules(route: ModelRoute): Record<string, unknown> {
-  // The first frame: the start frame, or a lone reference image where there is no reference endpoint.
-  const firstFrame = [
-    { required: ['start_frame_file_id'] },
-    ...(route.secondaryModelIds?.reference ? [] : [{ required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } }]),
-  ];
-  const noReferences = { properties: { reference_file_ids: { maxItems: 0 } } };
-  const referenceRules = [
-    ...(route.referenceDurations ? [{ anyOf: [noReferences, { properties: { duration: { enum: [...route.referenceDurations] } } }] }] : []),
-    // The reference endpoint's fewer controls (veo-3.1: no seed or negative_prompt with reference images).
-    ...(route.referenceControls && route.secondaryModelIds?.reference
-      ? [{ anyOf: [noReferences, { properties: refusedControlRules(controls, route.referenceControls) }] }]
-      : []),
-  ];
-  return {
-    ...(referenceRules.length ? { reference_file_ids: referenceRules.length === 1 ? referenceRules[0] : { allOf: referenceRules } } : {}),
-    end_frame_file_id: route.endFrame === false ? false : { anyOf: firstFrame },
-  };
 }
 
 const videoFields = { prompt: z.string(), model: z.string(), aspect_ratio: z.string(), duration: z.number(), resolution: z.string() };
@@ -80,7 +49,7 @@ export const videoKind = defineKind({
   idPrefix: 'vid',
   tag: 'Videos',
   models: videoModels,
-  controls,
+  controls: videoControls,
   outputs: { formats: ['mp4'], many: false },
   body: z
     .strictObject({
@@ -115,6 +84,7 @@ export const videoKind = defineKind({
     audio: z.boolean().optional(),
   }),
   routeChecks: ['aspect_ratio', 'duration', 'resolution'],
+  requestRules: videoInputRules,
   toParams: (b, c) => ({
     prompt: b.prompt,
     aspect_ratio: c.aspect_ratio!,
