@@ -105,7 +105,7 @@ export function createRouteProber(deps: {
     const when = lifecycle.shutdownAt ? `shuts down on ${lifecycle.shutdownAt}` : 'is deprecated (no shutdown date given)';
     logger.error(
       { ...where, alert: 'route_lifecycle', deprecatedAt, shutdownAt: lifecycle.shutdownAt, signal: lifecycle.signal },
-      `route lifecycle: ${route.provider}'s ${route.providerModelId} ${when}; ${route.model} is marked deprecated since ${deprecatedAt}. Set the catalog's deprecatedAt, retiresAt and replacement (shared/catalog, docs/api/deprecations.md) before that date`,
+      `route lifecycle: ${route.provider}'s ${route.providerModelId} ${when}; ${route.model} is marked deprecated since ${deprecatedAt}. Set the catalog entry's deprecation: since, retiresAt, replacement (kinds/<kind>/models.ts, docs/api/deprecations.md) before that date`,
     );
   }
 

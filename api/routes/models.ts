@@ -240,9 +240,9 @@ export function modelInfo(
     ...routesOf(route, config, mode, circuits, probes),
     ...(route.servedAs && mode === 'live' ? { served_as: { ...route.servedAs } } : {}),
     // The catalog's own deprecation first; else the day a provider announced the model's end.
-    deprecated_at: route.deprecatedAt ?? deprecations.get(route.model) ?? null,
-    replacement: route.replacement ?? null,
-    retires_at: route.retiresAt ?? null,
+    deprecated_at: route.deprecation?.since ?? deprecations.get(route.model) ?? null,
+    replacement: route.deprecation?.replacement ?? null,
+    retires_at: route.deprecation?.retiresAt ?? null,
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
   };
 }

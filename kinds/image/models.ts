@@ -42,11 +42,13 @@ export const entries = {
     // shutdown on 2026-12-01, recommending gpt-image-2.6-sunburst or gpt-image-2.6-flare (both
     // ImageModel names in the pinned openai-node, resources/images.d.ts). Customers are sent to
     // gpt-image-2.6-sunburst, the first of the two (gpt-image-2.6-flare is served too); the route probe reads the same date as the model's `shutdown_date` (docs/operations/runbook.md).
-    deprecatedAt: '2026-06-02',
-    deprecation:
-      'OpenAI shuts gpt-image-1.5 down on 2026-12-01 and recommends gpt-image-2.6-sunburst or gpt-image-2.6-flare (developers.openai.com/api/docs/deprecations)',
-    retiresAt: '2026-12-01',
-    replacement: 'gpt-image-2.6-sunburst',
+    deprecation: {
+      since: '2026-06-02',
+      reason:
+        'OpenAI shuts gpt-image-1.5 down on 2026-12-01 and recommends gpt-image-2.6-sunburst or gpt-image-2.6-flare (developers.openai.com/api/docs/deprecations)',
+      replacement: 'gpt-image-2.6-sunburst',
+      retiresAt: '2026-12-01',
+    },
     // developers.openai.com/api/reference/resources/images/methods/generate: gpt-image-1.5 is listed as live;
     // sizes 1024x1024 | 1536x1024 | 1024x1536 | auto, n 1–10, GPT image models always answer b64_json.
     // Azure OpenAI in Microsoft Foundry serves it too (providers/azure/adapter.ts, providers/azure/contract.ts):

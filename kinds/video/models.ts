@@ -33,9 +33,11 @@ const videoEntries = {
     servedAs: { model: 'Veo 3.1 on fal (fal-ai/veo3.1): OpenAI shut sora-2-pro down on 2026-09-24' },
     // The name outlived its model: new integrations should ask for Veo 3.1 by its own name. No
     // retirement date is set while the name is served (docs/api/deprecations.md).
-    deprecatedAt: '2026-09-24',
-    deprecation: 'OpenAI shut sora-2-pro down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1',
-    replacement: 'veo-3.1',
+    deprecation: {
+      since: '2026-09-24',
+      reason: 'OpenAI shut sora-2-pro down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1',
+      replacement: 'veo-3.1',
+    },
     maxReferenceImages: 3,
     referenceDurations: [8],
     aspectRatios: ['16:9', '9:16'],
@@ -76,9 +78,11 @@ const videoEntries = {
       'OpenAI Videos API retired 2026-09-24 (sora-2 shut down); routed to fal.ai fal-ai/veo3.1/fast (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16; no reference-to-video)',
     servedAs: { model: 'Veo 3.1 Fast on fal (fal-ai/veo3.1/fast): OpenAI shut sora-2 down on 2026-09-24' },
     // The catalog has no public Veo 3.1 Fast name: veo-3.1 is the same model family at its quality tier.
-    deprecatedAt: '2026-09-24',
-    deprecation: 'OpenAI shut sora-2 down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1 Fast',
-    replacement: 'veo-3.1',
+    deprecation: {
+      since: '2026-09-24',
+      reason: 'OpenAI shut sora-2 down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1 Fast',
+      replacement: 'veo-3.1',
+    },
     maxReferenceImages: 1,
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',

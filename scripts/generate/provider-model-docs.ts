@@ -72,9 +72,10 @@ function price(r: ModelRoute): string {
 }
 
 function status(r: ModelRoute): string {
-  if (r.retiresAt) return `retires ${r.retiresAt}${r.replacement ? ` (use ${code(r.replacement)})` : ''}`;
-  if (r.deprecatedAt) return `deprecated since ${r.deprecatedAt}${r.replacement ? ` (use ${code(r.replacement)})` : ''}`;
-  return 'live';
+  const d = r.deprecation;
+  if (!d) return 'live';
+  const use = d.replacement ? ` (use ${code(d.replacement)})` : '';
+  return d.retiresAt ? `retires ${d.retiresAt}${use}` : `deprecated since ${d.since}${use}`;
 }
 
 /** The generated section of one provider page, markers included. */

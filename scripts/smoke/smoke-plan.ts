@@ -38,7 +38,7 @@ export const smokeExcludedKinds: Readonly<Partial<Record<JobKindName, string>>> 
 
 /** Whether a model is live on `day` (YYYY-MM-DD): created without a Deprecation header and not retired. */
 export function liveOn(route: ModelRoute, day: string): boolean {
-  return !(route.deprecatedAt && route.deprecatedAt <= day) && !(route.retiresAt && route.retiresAt <= day);
+  return !(route.deprecation && route.deprecation.since <= day);
 }
 
 const label = (r: string) => Number.parseInt(r, 10) || Number.POSITIVE_INFINITY;

@@ -85,17 +85,8 @@ export interface CatalogRoute {
    * `disabled`): never a job's route; GET /v1/models lists them.
    */
   disabledRoutes?: readonly DisabledRoute[];
-  /**
-   * The date (ISO, YYYY-MM-DD) from which the model is deprecated: creates still work and are answered
-   * with the Deprecation header (docs/api/deprecations.md). Set with `deprecation` saying why.
-   */
-  deprecatedAt?: string;
-  /** Why the model is deprecated, with where that was read (the Deprecation answers' warning text starts here). */
-  deprecation?: string;
-  /** The public model (of the same kind, not deprecated) to move to. */
-  replacement?: string;
-  /** The date (ISO, YYYY-MM-DD) from which creates are refused (410 model_retired); unset while none is announced. */
-  retiresAt?: string;
+  /** Set once the model is deprecated (docs/api/deprecations.md); absent for a model in good standing. */
+  deprecation?: Deprecation;
   /** What the primary route delivers (documented values); the alternates' must match it for a job to fail over. */
   produces?: RouteOutput;
   /**
@@ -109,6 +100,21 @@ export interface CatalogRoute {
    * reference-to-video has no seed or negative_prompt): the ones it takes, for jobs with reference images.
    */
   referenceControls?: readonly GenerationControl[];
+}
+
+/** A public model's deprecation as the catalog states it: when, why, what to move to, and when creates stop. */
+export interface Deprecation {
+  /**
+   * The date (ISO, YYYY-MM-DD) from which the model is deprecated: creates still work and are answered
+   * with the Deprecation header.
+   */
+  since: string;
+  /** Why, with where that was read (the Deprecation answers' warning text starts here; ASCII, it travels in a header). */
+  reason: string;
+  /** The public model (of the same kind, not deprecated) to move to. */
+  replacement?: string;
+  /** The date (ISO, YYYY-MM-DD) from which creates are refused (410 model_retired); unset while none is announced. */
+  retiresAt?: string;
 }
 
 export interface DisabledRoute {

@@ -50,9 +50,9 @@ function expected(route: ModelRoute) {
     durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
     // The local renderer takes any prompt the create schema does.
     prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
-    deprecated_at: route.deprecatedAt ?? null,
-    replacement: route.replacement ?? null,
-    retires_at: route.retiresAt ?? null,
+    deprecated_at: route.deprecation?.since ?? null,
+    replacement: route.deprecation?.replacement ?? null,
+    retires_at: route.deprecation?.retiresAt ?? null,
     disabled_routes: (route.disabledRoutes ?? []).map((r) => ({ provider: r.provider, reason: r.reason })),
     // The local renderer takes every generation control of the kind.
     controls: [...kindControls[route.kind]],

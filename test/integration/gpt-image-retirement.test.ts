@@ -37,9 +37,9 @@ describe('gpt-image-1.5 is retired on OpenAI’s shutdown date', () => {
     });
 
   test('the catalog record says so: deprecated since OpenAI’s notice, retiring on its shutdown date, replaced by gpt-image-2.6-sunburst', async () => {
-    const entry = catalog['gpt-image-1.5'];
-    assert.deepEqual([entry.deprecatedAt, entry.retiresAt, entry.replacement], ['2026-06-02', '2026-12-01', 'gpt-image-2.6-sunburst']);
-    assert.match(entry.deprecation, /gpt-image-2\.6-sunburst or gpt-image-2\.6-flare/);
+    const entry = catalog['gpt-image-1.5'].deprecation;
+    assert.deepEqual([entry.since, entry.retiresAt, entry.replacement], ['2026-06-02', '2026-12-01', 'gpt-image-2.6-sunburst']);
+    assert.match(entry.reason, /gpt-image-2\.6-sunburst or gpt-image-2\.6-flare/);
     const res = await call(gw.baseUrl, 'GET', '/v1/models', { key: t.apiKey });
     assert.equal(res.status, 200, res.text);
     const m = (res.body.data as Array<Record<string, unknown>>).find((x) => x.name === 'gpt-image-1.5')!;

@@ -12,39 +12,38 @@ const base = { model: 'old-model' } satisfies Pick<ModelRoute, 'model'>;
 describe('model lifecycle', () => {
   it('every deprecation in the catalog has a reason, ISO dates in order, and a replacement of the same kind that is not deprecated', () => {
     for (const route of Object.values(catalog) as ModelRoute[]) {
-      const { model, deprecatedAt, deprecation, replacement, retiresAt } = route;
-      if (deprecatedAt === undefined) {
-        assert.equal(deprecation ?? replacement ?? retiresAt, undefined, `${model}: lifecycle fields without deprecatedAt`);
-        continue;
-      }
-      assert.ok(Number.isFinite(isoDateMs(deprecatedAt)), `${model}: deprecatedAt ${deprecatedAt}`);
-      assert.ok(deprecation, `${model}: says why it is deprecated`);
-      assert.ok(/^[\x20-\x7e]+$/.test(deprecation), `${model}: the reason is ASCII (it travels in a header)`);
-      if (retiresAt !== undefined) assert.ok(isoDateMs(retiresAt) > isoDateMs(deprecatedAt), `${model}: retires after its deprecation`);
+      const { model, deprecation } = route;
+      if (deprecation === undefined) continue;
+      const { since, reason, replacement, retiresAt } = deprecation;
+      assert.ok(Number.isFinite(isoDateMs(since)), `${model}: deprecated since ${since}`);
+      assert.ok(reason, `${model}: says why it is deprecated`);
+      assert.ok(/^[\x20-\x7e]+$/.test(reason), `${model}: the reason is ASCII (it travels in a header)`);
+      if (retiresAt !== undefined) assert.ok(isoDateMs(retiresAt) > isoDateMs(since), `${model}: retires after its deprecation`);
       if (replacement !== undefined) {
         const next = routeFor(replacement);
         assert.ok(next, `${model}: its replacement ${replacement} is a catalog model`);
         assert.equal(next.kind, route.kind);
-        assert.equal(next.deprecatedAt, undefined, `${model}: its replacement is not deprecated itself`);
+        assert.equal(next.deprecation, undefined, `${model}: its replacement is not deprecated itself`);
       }
     }
   });
 
   it('sora-2 and sora-2-pro are deprecated since OpenAI shut them down, with veo-3.1 as the replacement and no retirement date', () => {
     for (const model of ['sora-2', 'sora-2-pro'] as const) {
-      assert.equal(catalog[model].deprecatedAt, '2026-09-24');
-      assert.equal(catalog[model].replacement, 'veo-3.1');
-      assert.equal((catalog[model] as ModelRoute).retiresAt, undefined);
+      const { deprecation } = catalog[model] as ModelRoute;
+      assert.equal(deprecation?.since, '2026-09-24');
+      assert.equal(deprecation?.replacement, 'veo-3.1');
+      assert.equal(deprecation?.retiresAt, undefined);
     }
-    assert.equal((catalog['veo-3.1'] as ModelRoute).deprecatedAt, undefined);
+    assert.equal((catalog['veo-3.1'] as ModelRoute).deprecation, undefined);
   });
 
-  it('a model without lifecycle fields is active', () => {
+  it('a model without a deprecation is active', () => {
     assert.deepEqual(modelLifecycle(base), { state: 'active' });
   });
 
   it('a deprecated model: Deprecation as a structured-field Date, the warning naming the replacement, no Sunset without a date', () => {
-    const l = modelLifecycle({ ...base, deprecatedAt: '2026-09-24', deprecation: 'its provider shut it down', replacement: 'new-model' });
+    const l = modelLifecycle({ ...base, deprecation: { since: '2026-09-24', reason: 'its provider shut it down', replacement: 'new-model' } });
     assert.equal(l.state, 'deprecated');
     if (l.state !== 'deprecated') return;
     assert.deepEqual(l.headers, {
@@ -55,7 +54,7 @@ describe('model lifecycle', () => {
   });
 
   it('with a retirement date: Sunset as an HTTP-date until that day, then the create is refused naming the replacement', () => {
-    const route = { ...base, deprecatedAt: '2026-09-24', deprecation: 'shut down', replacement: 'new-model', retiresAt: '2027-01-31' };
+    const route = { ...base, deprecation: { since: '2026-09-24', reason: 'shut down', replacement: 'new-model', retiresAt: '2027-01-31' } };
     const before = modelLifecycle(route, new Date('2027-01-30T23:59:59Z'));
     assert.equal(before.state, 'deprecated');
     if (before.state === 'deprecated') {
@@ -74,7 +73,7 @@ describe('an unknown model refused as invalid_model', () => {
     const { checkModel } = await import('../../api/routes/jobs/router.js');
     const { kindSpec } = await import('../../api/routes/jobs/kinds.js');
     const image = kindSpec('image');
-    const retired = (Object.values(catalog) as ModelRoute[]).find((r) => r.retiresAt !== undefined && image.models.includes(r.model));
+    const retired = (Object.values(catalog) as ModelRoute[]).find((r) => r.deprecation?.retiresAt !== undefined && image.models.includes(r.model));
     assert.ok(retired, 'the catalog retires an image model');
     const messageOn = (day: string) => {
       try {
@@ -85,10 +84,10 @@ describe('an unknown model refused as invalid_model', () => {
       }
       assert.fail('an unknown model was accepted');
     };
-    const before = new Date(isoDateMs(retired.retiresAt!) - 86_400_000).toISOString().slice(0, 10);
+    const before = new Date(isoDateMs(retired.deprecation!.retiresAt!) - 86_400_000).toISOString().slice(0, 10);
     assert.ok(messageOn(before).split(/[ ,]+/).includes(retired.model), 'still offered the day before it retires');
-    const after = messageOn(retired.retiresAt!);
+    const after = messageOn(retired.deprecation!.retiresAt!);
     assert.ok(!after.split(/[ ,]+/).includes(retired.model), after);
-    assert.ok(after.split(/[ ,]+/).includes(retired.replacement!), 'its replacement is offered');
+    assert.ok(after.split(/[ ,]+/).includes(retired.deprecation!.replacement!), 'its replacement is offered');
   });
 });

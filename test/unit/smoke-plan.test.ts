@@ -47,8 +47,10 @@ describe('the smoke:live plan', () => {
     const sora = routeFor('sora-2')!;
     assert.ok(!liveOn(sora, today), 'sora-2 is deprecated (served as Veo 3.1 Fast)');
     assert.ok(!plan.some((s) => s.model === 'sora-2' || s.model === 'sora-2-pro'));
-    assert.ok(!liveOn({ ...sora, deprecatedAt: undefined, retiresAt: today }, today), 'retired from its date');
-    assert.ok(liveOn({ ...sora, deprecatedAt: undefined, retiresAt: '2999-01-01' }, today), 'live before its date');
+    // A retirement date comes after the deprecation (model-lifecycle), so a retired model is deprecated too.
+    assert.ok(!liveOn({ ...sora, deprecation: { since: today, reason: 'shut down', retiresAt: '2999-01-01' } }, today), 'deprecated from its date');
+    assert.ok(liveOn({ ...sora, deprecation: { since: '2999-01-01', reason: 'shut down', retiresAt: '2999-06-01' } }, today), 'live before its date');
+    assert.ok(liveOn({ ...sora, deprecation: undefined }, today), 'live without a deprecation');
   });
 
   test('a cancel while queued on each provider that honors one, and one job whose input is a URL', () => {
