@@ -13,7 +13,7 @@
 // write that fails is logged and skipped: it never fails (and so never repeats) a provider step.
 //
 // The steps live in activities/jobs/: io.ts (the database and input steps), and one module per
-// provider step (submit.ts, check.ts, await.ts, cancel.ts) over the machinery they share (provider-kit.ts),
+// provider step (speech.ts, submit.ts, check.ts, await.ts, cancel.ts) over the machinery they share (provider-kit.ts),
 // with the output store (outputs.ts) and the progress writer (progress.ts). Activity names and
 // signatures are the workflows' (workflows/activity-types.ts) and the saved histories'.
 import type { JobProviderActivities } from '../workflows/activity-types.js';
@@ -22,6 +22,7 @@ import { submitAndCheckStep } from './jobs/submit.js';
 import { checkProviderStep } from './jobs/check.js';
 import { awaitProviderStep } from './jobs/await.js';
 import { cancelProviderStep } from './jobs/cancel.js';
+import { speakStep } from './jobs/speech.js';
 
 export { runClaim, needsRemoteFetch, nextPhaseSql, type FinishedJob, type JobActivityDeps } from './jobs/common.js';
 export { createJobIoActivities } from './jobs/io.js';
@@ -32,6 +33,7 @@ export { createProgressWriter, type ProgressWriter } from './jobs/progress.js';
 export function createJobProviderActivities(deps: ProviderActivityDeps): JobProviderActivities {
   const kit = createProviderStepKit(deps);
   return {
+    speak: speakStep(kit),
     submitAndCheck: submitAndCheckStep(kit),
     checkProvider: checkProviderStep(kit),
     awaitProvider: awaitProviderStep(kit),

@@ -48,6 +48,14 @@ export interface ProviderRequest {
   voice?: { id: string; ttsVoice: string; providerVoiceId: string | null; gender: string };
   voiceOptions?: VoiceSettings;
   inputs: InputFile[];
+  /** The speech its route's speech step stored (talking actor), once that step ran. */
+  speech?: SpeechAudio;
+}
+
+/** Speech a speech step stored: its object key (a 16-bit mono PCM WAV) and how long it lasts. */
+export interface SpeechAudio {
+  key: string;
+  seconds: number;
 }
 
 /** JSON-serializable reference to a submitted provider request (kept in the workflow and the job row). */

@@ -44,7 +44,7 @@ const keysSetCache = new Map<string, ReadonlySet<string>>();
 
 /**
  * The secrets a process is given by what its roles read, and nothing else (least privilege): the
- * provider keys go to that provider's fleet only (the talking-actor fleet runs a fal lipsync too),
+ * provider keys go to that provider's fleet only (a talking actor's speech on ElevenLabs', its lipsync on fal's),
  * the key that decrypts webhook signing secrets to the fleet that signs deliveries, to the admin CLI
  * (it stores a new workspace secret) and to the gateways (they encrypt the signing secret of a
  * webhook endpoint a customer creates or rotates, /v1/webhook-endpoints). The key is symmetric, so a
@@ -75,7 +75,7 @@ function secretsOfRole(role: ProcessRole | string): RoleScopedSecret[] {
  * (docs/operations/media-sandbox.md); the Helm chart and compose grant the sandbox's privileges to
  * their fleets alone.
  */
-export const mediaToolRoles = ['io', 'provider:fal', 'provider:alibaba', 'provider:elevenlabs', 'provider:local'] as const;
+export const mediaToolRoles = ['io', 'provider:fal', 'provider:alibaba', 'provider:local'] as const;
 
 /** Whether a process with these roles runs media tools. */
 export function runsMediaTools(roles: readonly string[]): boolean {
@@ -157,10 +157,20 @@ export function catalogRoutes(route: ModelRoute): RouteChoice[] {
  * first is used, but the order still decides which one that is (grok-video with only XAI_API_KEY: xAI).
  */
 export function liveRoutesFor(config: KeyConfig, route: ModelRoute): RouteChoice[] {
+  // A route with a speech step is live only where the speech provider is too.
+  if (route.speech && !hasKeys(config, route.speech.provider)) return [];
   const all = catalogRoutes(route);
   const order = parseRouteOrder(config.PROVIDER_ROUTES).get(route.model);
   const ordered = order ? order.map((p) => all.find((r) => r.provider === p)!) : all;
   return ordered.filter((r) => hasKeys(config, r.provider));
+}
+
+/**
+ * Whether a cancel of a job of `route` at `provider` is honored: the provider's policy, except that a
+ * route with a speech step paid for the speech before its request was queued (never).
+ */
+export function routeCancel(route: ModelRoute | undefined, provider: LiveProviderName): ProviderCancel {
+  return route?.speech ? 'never' : providerCancel[provider];
 }
 
 /** The live provider a new job of a route starts on (the first live route), or undefined when none is. */

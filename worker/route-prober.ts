@@ -40,7 +40,7 @@ export interface RouteProber {
   runOnce(): Promise<Array<ProbedRoute & { outcome: ProbeOutcome }>>;
 }
 
-/** The live routes here of these providers that have a probe and their keys set in this process. */
+/** The live routes here of these providers that have a probe and their keys set in this process, and the routes' speech steps on them. */
 export function probedRoutes(config: Config, providers: readonly LiveProviderName[]): ProbedRoute[] {
   const probeOf = routeProbes(config);
   const keyed = (p: LiveProviderName) => (providerKeys[p] as readonly string[]).every((k) => Boolean((config as Record<string, unknown>)[k]));
@@ -48,9 +48,15 @@ export function probedRoutes(config: Config, providers: readonly LiveProviderNam
   if (config.PROVIDERS_MODE === 'local' || wanted.length === 0) return [];
   return Object.keys(catalog).flatMap((model) => {
     const route = routeFor(model)!;
-    return liveRoutesFor(config, route)
+    const live = liveRoutesFor(config, route);
+    const routes = live
       .filter((r) => wanted.includes(r.provider as LiveProviderName))
       .map((r) => ({ provider: r.provider as LiveProviderName, model, providerModelId: r.provider_model_id, kind: route.kind }));
+    // A live route's speech step is probed too, on its own provider: a speech model gone makes the route's jobs fail.
+    const speech = route.speech;
+    if (speech && live.length > 0 && wanted.includes(speech.provider))
+      routes.push({ provider: speech.provider, model, providerModelId: speech.modelId, kind: route.kind });
+    return routes;
   });
 }
 

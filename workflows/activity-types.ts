@@ -2,7 +2,7 @@
 // worker's activities (activities/jobs.ts) implement these interfaces; the workflows never import
 // activities/.
 import type { JobOutput, JobStatus, ProviderAttempt, ProviderName, RouteChoice, RunClaim } from '../shared/job-model.js';
-import type { PollResult, ProviderCancelHandoff, ProviderRef, ProviderRequest } from '../shared/provider-types.js';
+import type { PollResult, ProviderCancelHandoff, ProviderRef, ProviderRequest, SpeechAudio } from '../shared/provider-types.js';
 
 /** Postgres and input work: local activities of the workflow worker, and input fetching on the fetch queue. */
 export interface JobIoActivities {
@@ -95,6 +95,11 @@ export interface ProviderWait {
 
 /** Provider calls and output streaming, on the provider's own queue. */
 export interface JobProviderActivities {
+  /**
+   * A route's speech step, on the speech provider's queue (a talking actor's script spoken by
+   * ElevenLabs): the speech stored once per job, found again by a retry; not after `notAfter` (ISO).
+   */
+  speak(provider: ProviderName, req: ProviderRequest, notAfter?: string): Promise<SpeechAudio>;
   /**
    * Submits once per job and run: the reference is recorded (job row and heartbeat) before
    * anything that can fail, and a retry that finds it polls it instead of paying again. Checks

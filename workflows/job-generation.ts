@@ -1,5 +1,6 @@
 // The one generation workflow every job kind runs:
-//   claim the job and build the provider request → submit (the reference made durable at once) and
+//   claim the job and build the provider request → a route with a speech step (talking actor) has
+//   the script spoken on the speech provider's queue → submit (the reference made durable at once) and
 //   check once → while the provider works: wait for it in awaitProvider steps, each polling it from
 //   the worker until there is news (done, failed, its progress changed, the model's deadline) → one
 //   check on the provider's queue stores the outputs → mark completed with them (charged its price).
@@ -136,6 +137,22 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
     return { ...request, providerModelId: route.provider_model_id };
   };
 
+  /** A route's speech step, on the speech provider's queue: the route's request then carries the stored speech. */
+  const speakFirst = async (request: ProviderRequest, speech: NonNullable<ProviderRequest['route']['speech']>): Promise<ProviderRequest> => {
+    progress.phase = 'submitting';
+    const spoken = await provider.speak.executeWithOptions(
+      {
+        ...submitActivity,
+        ...within(),
+        ...customer?.submitBound(),
+        taskQueue: queues.provider(speech.provider),
+        summary: `Speak the script with ${speech.provider} (${speech.modelId}), once: a retry finds the stored speech`,
+      },
+      customer ? [speech.provider, request, customer.at] : [speech.provider, request],
+    );
+    return { ...request, speech: spoken };
+  };
+
   /** The job's work up to its outputs stored: what the customer's deadline cancels. */
   const work = async (): Promise<JobOutput[]> => {
     if (customer?.passedAtStart)
@@ -176,6 +193,9 @@ export async function runGeneration(input: GenerationInput): Promise<{ outputs: 
       noteClaim(first.claim);
       if (first.route) request = useRoute(first.route, request);
     }
+
+    // A route with a speech step (a talking actor) has its script spoken first; the local renderer speaks for itself.
+    if (request.route.speech && serving !== 'local') request = await speakFirst(request, request.route.speech);
 
     /** Submits on the serving route and checks until its outputs are stored (or it fails). */
     const generate = async (req: ProviderRequest): Promise<JobOutput[]> => {

@@ -1,6 +1,7 @@
 // The provider step that cancels a request, refunding what a confirmed cancel leaves uncharged.
 import * as jobsRepo from '../../db/repos/jobs.js';
-import { providerCancel } from '../../shared/routing.js';
+import { routeCancel } from '../../shared/routing.js';
+import { routeFor } from '../../shared/catalog.js';
 import type { ProviderRef } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import type { JobProviderActivities } from '../../workflows/activity-types.js';
@@ -26,8 +27,9 @@ export function cancelProviderStep(kit: ProviderStepKit): JobProviderActivities[
     const outcome = await call(provider, model, 'cancel', () => adapter.cancel(target, providerContext()));
     // (jsonb keeps its own key order: compared field by field.)
     const charged = recorded !== null && sameRef(recorded, target);
-    const honored = provider !== 'local' && providerCancel[provider] !== 'never';
-    const answer = provider !== 'local' && providerCancel[provider] === 'never' ? 'not_cancellable' : outcome.confirmed ? 'confirmed' : 'not_confirmed';
+    const policy = provider === 'local' ? undefined : routeCancel(routeFor(model), provider);
+    const honored = policy !== undefined && policy !== 'never';
+    const answer = policy === 'never' ? 'not_cancellable' : outcome.confirmed ? 'confirmed' : 'not_confirmed';
     await jobs.cancelAnswered(jobId, { provider, ref: target, outcome: answer }, outcome.confirmed && charged && honored);
   };
 }

@@ -1,8 +1,8 @@
 // Which adapter serves each model in this deployment (the adapters themselves come from registry.ts). PROVIDERS_MODE=local
 // serves every model with the local renderer; "live" serves a model through its provider when that
 // provider's key(s) are configured and refuses it otherwise; "auto" falls back to the local renderer.
-// A route may list alternates (grok-video: fal, then xAI) and extra providers a pipeline needs
-// (talking actor: ElevenLabs and fal). Which provider serves a model is decided by routing.ts (pure,
+// A route may list alternates (grok-video: fal, then xAI) and a speech step on another provider
+// (talking actor: ElevenLabs speaks, fal lipsyncs). Which provider serves a model is decided by routing.ts (pure,
 // shared with the gateway); this module builds and caches the adapters.
 import type { ProviderName } from '../../workflows/definitions.js';
 import { catalog, type LiveProviderName } from '../../shared/catalog.js';

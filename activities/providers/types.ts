@@ -4,9 +4,9 @@
 // our store, or keys already written there.
 import type { Storage } from '../../shared/storage.js';
 import type { ProviderName } from '../../shared/job-model.js';
-import type { PollResult, ProviderOutput, ProviderRef, ProviderRequest } from '../../shared/provider-types.js';
+import type { PollResult, ProviderOutput, ProviderRef, ProviderRequest, SpeechAudio } from '../../shared/provider-types.js';
 
-export type { InputFile, PollResult, ProviderOutput, ProviderRef, ProviderRequest, VoiceSettings } from '../../shared/provider-types.js';
+export type { InputFile, PollResult, ProviderOutput, ProviderRef, ProviderRequest, SpeechAudio, VoiceSettings } from '../../shared/provider-types.js';
 
 export interface ProviderContext {
   storage: Storage;
@@ -42,6 +42,11 @@ export interface ProviderAdapter {
   cancel(ref: ProviderRef, ctx: ProviderContext): Promise<CancelOutcome>;
   /** Extra headers needed to download an output URL (rarely needed). */
   outputHeaders?(output: ProviderOutput): Record<string, string>;
+  /**
+   * A speech provider's step (a route's catalog `speech`): speaks the request's script and stores it
+   * at jobs/<jobId>/speech.wav; a repeat finds the stored speech and pays nothing again.
+   */
+  speak?(req: ProviderRequest, ctx: ProviderContext): Promise<SpeechAudio>;
 }
 
 /**

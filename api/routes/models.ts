@@ -8,7 +8,7 @@ import type { Auth } from '../auth.js';
 import { Endpoints } from '../endpoint.js';
 import { kinds as jobKinds } from './jobs/kinds.js';
 import { routeControls, routeFor, routeOutput, type ModelRoute, type RouteOutput } from '../../shared/catalog.js';
-import { catalogRoutes, failoverRoutesFor, liveProviderFor, providerCancel, routeMode, type RouteMode } from '../../shared/routing.js';
+import { catalogRoutes, failoverRoutesFor, liveProviderFor, routeCancel, routeMode, type RouteMode } from '../../shared/routing.js';
 import { generationControls, type GenerationControl } from '../../shared/generation-controls.js';
 import { kindControls } from '../../kinds/index.js';
 import type { Database } from '../../db/index.js';
@@ -178,8 +178,10 @@ function routesOf(
 ): Pick<ModelInfo, 'routes' | 'availability'> {
   if (mode !== 'live') return { routes: [], availability: mode === 'local' ? 'available' : 'unavailable' };
   const providers = failoverRoutesFor(config, route)?.map((r) => r.provider) ?? [liveProviderFor(config, route)!];
+  // A speech step's model gone (the route probe's finding on the speech provider) makes every route's jobs fail.
+  const speechGone = route.speech ? probes.get(`${route.speech.provider}/${route.model}`) : undefined;
   const routes = providers.map((provider) => {
-    const reason = probes.get(`${provider}/${route.model}`) ?? null;
+    const reason = probes.get(`${provider}/${route.model}`) ?? speechGone ?? null;
     return {
       provider,
       circuit: circuits.get(`${provider}/${route.model}`) ?? ('closed' as const),
@@ -266,7 +268,7 @@ function cancelPolicyOf(route: ModelRoute, provider: ReturnType<typeof liveProvi
   const unit = route.price.per === 'job' ? 'per job' : `per ${route.price.per}`;
   const speech =
     route.price.per === 'job' && route.price.perHundredChars ? ` plus ${route.price.perHundredChars} per started 100 characters of the script` : '';
-  const honored = providerCancel[provider];
+  const honored = routeCancel(route, provider);
   const after = `after it, the price less ${cost} credits ${unit}${speech}`;
   return {
     provider_cost: cost,

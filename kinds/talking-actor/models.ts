@@ -1,18 +1,19 @@
-// The talking-actor kind's catalog models (shared/catalog.ts has the rules).
+// The talking-actor kind's catalog models (shared/catalog.ts has the rules): each a speech step, then the route's lipsync.
 // Values follow each provider's documentation; the `source` of each entry says where. Second routes:
 // providers/<name>/descriptor.ts `routes`.
 import type { ModelEntry } from '../../shared/catalog/types.js';
 
 /** Every talking-actor model's catalog entry: the kinds' models list (kinds/models.ts) reads it. */
 export const entries = {
-  // ElevenLabs speech, then an image + audio lipsync model on fal.
+  // Two workflow steps: ElevenLabs speaks the script (the speech step), then fal's image + audio
+  // lipsync model renders the video (the route's own request).
   'talking-actor': {
     model: 'talking-actor',
     kind: 'talking_actor',
-    provider: 'elevenlabs',
-    providerModelId: 'eleven_multilingual_v2',
-    secondaryModelIds: { lipsync: 'fal-ai/infinitalk' },
-    alsoNeeds: ['fal'],
+    provider: 'fal',
+    providerModelId: 'fal-ai/infinitalk',
+    falRequest: 'infinitalk',
+    speech: { provider: 'elevenlabs', modelId: 'eleven_multilingual_v2' },
     // elevenlabs.io/docs/api-reference/text-to-speech/convert: POST /v1/text-to-speech/{voice_id}
     // ?output_format=pcm_24000, header xi-api-key, body { text, model_id, voice_settings { stability,
     // similarity_boost, style, speed } }. fal-ai/infinitalk: image_url, audio_url, prompt, resolution 480p | 720p.
@@ -41,18 +42,10 @@ export const entries = {
   'talking-actor-v3': {
     model: 'talking-actor-v3',
     kind: 'talking_actor',
-    provider: 'elevenlabs',
-    providerModelId: 'eleven_v3',
-    secondaryModelIds: { lipsync: 'fal-ai/infinitalk' },
-    alsoNeeds: ['fal'],
-    // The same call as talking-actor's with model_id eleven_v3: elevenlabs.io/docs/models lists eleven_v3 for the
-    // Text to Speech API (70+ languages, audio tags such as [whispers] in the text, 5,000 characters a request). The
-    // output_format of POST /v1/text-to-speech/{voice_id} is one list for every model (the API definition's
-    // TextToSpeechConvertRequestOutputFormat, elevenlabs-python src/elevenlabs/text_to_speech/types/, read
-    // 2026-12-02): pcm_24000 is in it, and only the plan gates a format (44.1 kHz PCM needs Pro), never the model;
-    // the v3-only Text to Dialogue API lists pcm_24000 too. So v3 is asked for pcm_24000 like v2, and an answer that
-    // is not raw PCM is refused as malformed (elevenlabs.ts). Its 5,000-character limit is above the lipsync cap
-    // (maxSpeechSeconds), which is the limit refused at create, as for talking-actor.
+    provider: 'fal',
+    providerModelId: 'fal-ai/infinitalk',
+    falRequest: 'infinitalk',
+    speech: { provider: 'elevenlabs', modelId: 'eleven_v3' },
     otherRoutes: 'A two-provider pipeline (ElevenLabs speech with eleven_v3, then fal-ai/infinitalk); no second route for either step here. No alternate.',
     source:
       "ElevenLabs POST /v1/text-to-speech/{voice_id} with model_id eleven_v3 (elevenlabs.io/docs/models: Eleven v3, 70+ languages, 5,000 characters a request; output_format pcm_24000 from the API definition's one format list, elevenlabs-python, read 2026-12-02); price: Eleven v3 is billed at Multilingual v2's per-character rate (one 'Multilingual v2/v3' row on elevenlabs.io/pricing/api, $0.10 per 1,000 characters, as developer guides transcribe it: the page itself was not readable here), so the price is talking-actor's; fal.ai fal-ai/infinitalk (image_url, audio_url, prompt, resolution)",
@@ -73,7 +66,7 @@ export const entries = {
   },
 } as const satisfies Record<string, ModelEntry>;
 
-/** The talking-actor pipelines: the default first (ElevenLabs Multilingual v2), then Eleven v3's. */
+/** The talking-actor models: the default first (ElevenLabs Multilingual v2 speech), then Eleven v3's. */
 export const talkingActorModels = ['talking-actor', 'talking-actor-v3'] as const satisfies readonly (keyof typeof entries)[];
 const everyPipelineListed: [Exclude<keyof typeof entries, (typeof talkingActorModels)[number]>] extends [never] ? true : never = true;
 void everyPipelineListed;

@@ -1,39 +1,25 @@
-// Talking-actor pipeline: ElevenLabs text-to-speech, then an image + audio lipsync model on fal.
+// ElevenLabs text-to-speech: the speech step of a talking actor (the catalog route's `speech`), run by the
+// generation workflow on ElevenLabs' queue before the route's own lipsync request goes to fal.
 //
-// 1. POST {base}/v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and
-//    { text, model_id, voice_settings? } (providers/elevenlabs/contract.ts; voice_settings carries only the
-//    options the request gave, so each voice keeps its own stored tuning) → raw 16-bit mono PCM at 24 kHz. We wrap it in a WAV header (its length is then known exactly) and store it at
-//    jobs/<jobId>/speech.wav; a retried submit reuses the stored speech instead of paying for it twice.
-// 2. Submit fal's lipsync model (catalog secondaryModelIds.lipsync, fal-ai/infinitalk) with the
-//    actor's image and the speech as presigned URLs; poll and cancel are the fal queue's. InfiniteTalk
-//    takes at most 721 frames (28.8 s at 25 fps): the gateway refuses longer scripts at create time, and
-//    speech that still comes out longer fails the job (refunded) instead of being cut short.
-import type { PollResult, ProviderAdapter, ProviderContext, ProviderRef, ProviderRequest, VoiceSettings } from '../../activities/providers/types.js';
-import { ProviderError } from '../../activities/providers/types.js';
+// POST {base}/v1/text-to-speech/{voice_id}?output_format=pcm_24000 with `xi-api-key` and
+// { text, model_id, voice_settings? } (providers/elevenlabs/contract.ts; voice_settings carries only the
+// options the request gave, so each voice keeps its own stored tuning) → raw 16-bit mono PCM at 24 kHz.
+// We wrap it in a WAV header (its length is then known exactly) and store it at jobs/<jobId>/speech.wav;
+// a retried step reuses the stored speech instead of paying for it twice. ElevenLabs serves no route
+// of its own: a submit here is refused.
+import type { ProviderAdapter, ProviderContext, ProviderRequest, SpeechAudio, VoiceSettings } from '../../activities/providers/types.js';
+import { notConfirmed, ProviderError } from '../../activities/providers/types.js';
 import type { AdapterModule } from '../../activities/providers/adapter-module.js';
 import { joinUrl, malformed, providerFetch, readText, type HttpCallOptions } from '../../activities/providers/http.js';
 import { classify, errorOfRow } from '../../activities/providers/error-table.js';
 import { elevenlabsErrors, elevenlabsFacts } from './errors.js';
-import { conformActorImage } from '../../activities/providers/conform.js';
-import { createFalQueueClient, falConfigFrom, falOutputHeaders, isFalRef, type FalConfig, type FalRef } from '../fal/adapter.js';
 import type { ElevenLabsTextToSpeechBody, ElevenLabsVoiceSettings } from './contract.js';
-import { infinitalkFps, infinitalkMaxFrames, infinitalkMinFrames, type FalInput } from '../fal/contract.js';
 import { longestCallMs } from '../../activities/providers/call-timeouts.js';
-import { allOf, oneOf } from '../../activities/providers/body-check.js';
 
 interface ElevenLabsConfig {
   key: string;
   baseUrl: string;
-  fal: FalConfig;
   timeoutMs?: number;
-}
-
-interface TalkingActorRef {
-  provider: 'elevenlabs';
-  jobId: string;
-  speechKey: string;
-  speechSeconds: number;
-  lipsync: FalRef;
 }
 
 const sampleRate = 24_000;
@@ -53,8 +39,6 @@ function encodedAudioMagic(b: Buffer): string | undefined {
   return undefined;
 }
 
-const infinitalkResolutions = allOf<NonNullable<FalInput<'fal-ai/infinitalk'>['resolution']>>()(['480p', '720p']);
-
 /**
  * ElevenLabs `voice_settings` from our voice_options (speed 0.7–1.2, the others 0–1): only the options
  * the request gave, so every other setting stays the voice's own; undefined when none was given.
@@ -69,31 +53,18 @@ export function elevenLabsVoiceSettings(v: VoiceSettings | undefined): ElevenLab
   return Object.keys(out).length ? out : undefined;
 }
 
-/**
- * InfiniteTalk's num_frames for speech of `seconds`, or undefined when it is longer than one request
- * can carry: the frames the speech needs, rounded up to the 4n+1 counts fal documents (41, 145, 721).
- */
-export function lipsyncFrames(seconds: number): number | undefined {
-  const needed = Math.max(infinitalkMinFrames, Math.ceil(seconds * infinitalkFps) + 1);
-  const frames = 4 * Math.ceil((needed - 1) / 4) + 1;
-  return frames > infinitalkMaxFrames ? undefined : frames;
-}
-
-export function createElevenLabsAdapter(
-  cfg: ElevenLabsConfig,
-): ProviderAdapter & { synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> } {
+export function createElevenLabsAdapter(cfg: ElevenLabsConfig): ProviderAdapter & { speak(req: ProviderRequest, ctx: ProviderContext): Promise<SpeechAudio> } {
   // A long script can take minutes to speak.
   const timeoutMs = cfg.timeoutMs ?? longestCallMs.elevenlabs;
-  const fal = createFalQueueClient(cfg.fal);
   const opts = (what: string, ctx: ProviderContext): HttpCallOptions => ({
     provider: 'ElevenLabs',
     what,
     timeoutMs,
     signal: ctx.signal,
-    secrets: [cfg.key, cfg.fal.key],
+    secrets: [cfg.key],
   });
 
-  async function synthesize(req: ProviderRequest, ctx: ProviderContext): Promise<{ key: string; seconds: number }> {
+  async function speak(req: ProviderRequest, ctx: ProviderContext): Promise<SpeechAudio> {
     const key = `${ctx.storage.jobMediaPrefix(req.jobId)}/speech.wav`;
     const existing = await ctx.storage.stat(key);
     if (existing && existing.size > 44) return { key, seconds: (existing.size - 44) / (sampleRate * 2) };
@@ -102,6 +73,8 @@ export function createElevenLabsAdapter(
     if (!voiceId) throw new ProviderError(`voice ${req.voice?.id ?? '(none)'} has no ElevenLabs voice id`, { retryable: false });
     if (!req.script?.trim()) throw new ProviderError('the talking-actor script is empty', { retryable: false });
 
+    const modelId = req.route.speech?.modelId;
+    if (!modelId) throw new ProviderError(`${req.model} has no speech step in the catalog`, { retryable: false });
     const o = opts('text-to-speech', ctx);
     const url = new URL(joinUrl(cfg.baseUrl, `/v1/text-to-speech/${encodeURIComponent(voiceId)}`));
     url.searchParams.set('output_format', `pcm_${sampleRate}`);
@@ -112,7 +85,7 @@ export function createElevenLabsAdapter(
         headers: { 'xi-api-key': cfg.key, 'content-type': 'application/json', accept: 'audio/pcm, application/octet-stream' },
         body: JSON.stringify({
           text: req.script,
-          model_id: req.providerModelId ?? req.route.providerModelId,
+          model_id: modelId,
           voice_settings: elevenLabsVoiceSettings(req.voiceOptions),
         } satisfies ElevenLabsTextToSpeechBody),
       },
@@ -138,54 +111,16 @@ export function createElevenLabsAdapter(
     return { key, seconds: pcm.length / (sampleRate * 2) };
   }
 
-  const refOf = (ref: ProviderRef): TalkingActorRef => {
-    const r = ref as unknown as Partial<TalkingActorRef>;
-    if (!r.lipsync || !isFalRef(r.lipsync)) throw new ProviderError('talking actor: the stored provider ref is incomplete', { retryable: false });
-    return r as TalkingActorRef;
+  const noRoute = (): never => {
+    throw new ProviderError('ElevenLabs serves speech steps only, never a route of its own', { retryable: false });
   };
-
   return {
     name: 'elevenlabs',
-    /** The speech step alone (stored at jobs/<jobId>/speech.wav); the smoke script runs only this. */
-    synthesize,
-    async submit(req, ctx) {
-      const [actorImage] = req.inputs.filter((i) => i.role === 'actor_image' || i.role === 'image');
-      if (!actorImage) throw new ProviderError("talking actor needs the actor's image", { retryable: false });
-      // InfiniteTalk keeps the image's shape: crop it to the asked aspect ratio so the option applies.
-      const image = await conformActorImage(req, actorImage, ctx, cfg.fal.media);
-      const speech = await synthesize(req, ctx);
-      ctx.heartbeat({ phase: 'speech-ready' });
-      const lipsyncModel = req.route.secondaryModelIds?.lipsync;
-      if (!lipsyncModel) throw new ProviderError(`${req.model} has no lipsync model in the catalog`, { retryable: false });
-      // The body below is checked against InfiniteTalk's input type: another lipsync endpoint needs its own.
-      if (lipsyncModel !== 'fal-ai/infinitalk')
-        throw new ProviderError(`${req.model}: the lipsync request is built for fal-ai/infinitalk, not ${lipsyncModel}`, { retryable: false });
-      const numFrames = lipsyncFrames(speech.seconds);
-      if (numFrames === undefined) {
-        throw new ProviderError(
-          `the speech lasts ${speech.seconds.toFixed(1)} s, longer than the ${((infinitalkMaxFrames - 1) / infinitalkFps).toFixed(1)} s one lipsync video can carry; use a shorter script`,
-          { retryable: false },
-        );
-      }
-      const input = {
-        image_url: await ctx.inputUrl(image.key),
-        audio_url: await ctx.inputUrl(speech.key),
-        prompt: req.prompt ?? 'A person talking naturally to the camera.',
-        resolution: oneOf('fal', 'resolution', infinitalkResolutions, req.resolution ?? req.route.defaultResolution ?? '720p'),
-        num_frames: numFrames,
-      } satisfies FalInput<'fal-ai/infinitalk'>;
-      const lipsync = await fal.submit(lipsyncModel, input, req.jobId, ctx);
-      const ref: TalkingActorRef = { provider: 'elevenlabs', jobId: req.jobId, speechKey: speech.key, speechSeconds: speech.seconds, lipsync };
-      return { ...ref };
-    },
-    async poll(ref, ctx): Promise<PollResult> {
-      return fal.poll(refOf(ref).lipsync, ctx);
-    },
-    async cancel(ref, ctx) {
-      return fal.cancel(refOf(ref).lipsync, ctx);
-    },
-    // The lipsync video is a fal output.
-    outputHeaders: (output) => falOutputHeaders(cfg.fal, output),
+    speak,
+    submit: async () => noRoute(),
+    poll: async () => noRoute(),
+    // A speech call ends within its request: nothing is left to cancel.
+    cancel: async () => notConfirmed,
   };
 }
 
@@ -208,8 +143,7 @@ function wavHeader(dataBytes: number, rate: number): Buffer {
   return h;
 }
 
-export const createAdapter: AdapterModule['createAdapter'] = (c) =>
-  createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL, fal: falConfigFrom(c) });
+export const createAdapter: AdapterModule['createAdapter'] = (c) => createElevenLabsAdapter({ key: c.ELEVENLABS_API_KEY!, baseUrl: c.ELEVENLABS_BASE_URL });
 
 /** The route prober's lookup of a model (./probe.ts). */
 export { modelLookup } from './probe.js';

@@ -28,7 +28,7 @@ import {
 import { falRequestFor } from './requests.js';
 import { classify, errorOfRow } from '../../activities/providers/error-table.js';
 import { falErrors, falFacts } from './errors.js';
-import { conformMotionVideo } from '../../activities/providers/conform.js';
+import { conformActorImage, conformMotionVideo } from '../../activities/providers/conform.js';
 import { mediaToolsFrom, type MediaTools } from '../../activities/providers/media-tools.js';
 import { hostMatches } from '../../activities/providers/hosts.js';
 import { fal } from './descriptor.js';
@@ -38,7 +38,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 // The request builders live in ./fal-requests.ts.
 export { falRequestFor, seedreamImageSize } from './requests.js';
 
-export interface FalConfig {
+interface FalConfig {
   key: string;
   queueUrl: string;
   timeoutMs?: number;
@@ -80,7 +80,7 @@ function resultBackoffMs(attempt: number, r: FalResultRetry): number {
   return Math.max(0, d + 0.25 * d * (Math.random() * 2 - 1));
 }
 
-export interface FalRef {
+interface FalRef {
   provider: 'fal';
   jobId: string;
   endpointId: string;
@@ -96,7 +96,7 @@ interface FalQueueClient {
   cancel(ref: FalRef, ctx: ProviderContext): Promise<CancelOutcome>;
 }
 
-export function createFalQueueClient(cfg: FalConfig): FalQueueClient {
+function createFalQueueClient(cfg: FalConfig): FalQueueClient {
   const timeoutMs = cfg.timeoutMs ?? defaultTimeoutMs;
   const headers = { authorization: `Key ${cfg.key}`, accept: 'application/json' };
   const lifecycle = JSON.stringify({ expiration_duration_seconds: cfg.outputLifetimeSeconds ?? 86_400 });
@@ -273,12 +273,12 @@ function outputsOf(result: Record<string, unknown>): ProviderOutput[] {
   return out;
 }
 
-export function isFalRef(ref: unknown): ref is FalRef {
+function isFalRef(ref: unknown): ref is FalRef {
   const r = ref as Partial<FalRef> | null;
   return !!r && typeof r.requestId === 'string' && typeof r.statusUrl === 'string' && typeof r.responseUrl === 'string' && typeof r.cancelUrl === 'string';
 }
 
-/** The adapter serving image, video and replace-actor models hosted on fal. */
+/** The adapter serving the models hosted on fal (a talking actor's lipsync after its speech step). */
 export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
   const queue = createFalQueueClient(cfg);
   const refOf = (ref: ProviderRef): FalRef => {
@@ -293,6 +293,12 @@ export function createFalAdapter(cfg: FalConfig): ProviderAdapter {
       if (motion) {
         const conformed = await conformMotionVideo(req, motion, ctx, cfg.media);
         req = { ...req, inputs: req.inputs.map((i) => (i === motion ? conformed : i)) };
+      }
+      // InfiniteTalk keeps its image's shape: the actor's image is cropped to the asked aspect ratio first.
+      const actor = req.kind === 'talking_actor' ? req.inputs.find((i) => i.role === 'actor_image' || i.role === 'image') : undefined;
+      if (actor) {
+        const conformed = await conformActorImage(req, actor, ctx, cfg.media);
+        req = { ...req, inputs: req.inputs.map((i) => (i === actor ? conformed : i)) };
       }
       const { endpointId, input } = await falRequestFor(req, ctx);
       return { ...(await queue.submit(endpointId, input, req.jobId, ctx)) };
@@ -314,8 +320,8 @@ export function falOutputHeaders(cfg: Pick<FalConfig, 'key' | 'cdnRequiresKey'>,
   }
 }
 
-/** fal's adapter settings from configuration (the talking actor's lipsync on fal reads them too). */
-export const falConfigFrom = (c: ProvidersConfig): FalConfig => ({
+/** fal's adapter settings from configuration. */
+const falConfigFrom = (c: ProvidersConfig): FalConfig => ({
   key: c.FAL_KEY!,
   queueUrl: c.FAL_QUEUE_URL,
   cdnRequiresKey: c.FAL_CDN_REQUIRES_KEY ?? false,

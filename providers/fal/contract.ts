@@ -159,5 +159,15 @@ export const seedreamMinPixels = 2560 * 1440;
  * model's video latents come in, so requests use 4n+1 too.
  */
 export const infinitalkMaxFrames = 721;
-export const infinitalkMinFrames = 41;
+const infinitalkMinFrames = 41;
 export const infinitalkFps = 25;
+
+/**
+ * InfiniteTalk's num_frames for speech of `seconds`, or undefined when it is longer than one request
+ * can carry: the frames the speech needs, rounded up to the 4n+1 counts fal documents (41, 145, 721).
+ */
+export function lipsyncFrames(seconds: number): number | undefined {
+  const needed = Math.max(infinitalkMinFrames, Math.ceil(seconds * infinitalkFps) + 1);
+  const frames = 4 * Math.ceil((needed - 1) / 4) + 1;
+  return frames > infinitalkMaxFrames ? undefined : frames;
+}

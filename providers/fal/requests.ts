@@ -11,7 +11,7 @@
 // providers/fal/contract.ts falEndpoints); the compiler then checks the family's bodies against the new types.
 import type { InputFile, ProviderContext, ProviderRequest } from '../../activities/providers/types.js';
 import { ProviderError } from '../../activities/providers/types.js';
-import type { FalEndpointId, FalInput } from './contract.js';
+import { infinitalkFps, infinitalkMaxFrames, lipsyncFrames, type FalEndpointId, type FalInput } from './contract.js';
 import type { FalRequestShape } from '../../shared/catalog.js';
 import { allOf, oneOf, type ExtraKeys } from '../../activities/providers/body-check.js';
 const byRole = (inputs: InputFile[], ...roles: InputFile['role'][]) => inputs.filter((i) => roles.includes(i.role));
@@ -49,6 +49,7 @@ export const falBuilderEndpoints = {
   grok: { main: ['xai/grok-imagine-video/text-to-video'], imageToVideo: ['xai/grok-imagine-video/image-to-video'] },
   // Grok Imagine Video 1.5 is image to video only: its route's own endpoint takes the first frame.
   'grok-1.5': { main: ['xai/grok-imagine-video/v1.5/image-to-video'] },
+  infinitalk: { main: ['fal-ai/infinitalk'] },
 } as const satisfies Record<FalRequestShape, { main: readonly FalEndpointId[] } & Record<string, readonly FalEndpointId[]>>;
 
 type Endpoints = typeof falBuilderEndpoints;
@@ -79,6 +80,8 @@ interface BuildContext {
   duration: number | undefined;
   url(f: InputFile): Promise<string>;
   urls(fs: InputFile[]): Promise<string[]>;
+  /** A stored object's presigned URL (the speech a speech step stored). */
+  keyUrl(key: string): Promise<string>;
 }
 
 /**
@@ -165,6 +168,7 @@ const seedance2Durations = allOf<Common<'seedance-2', 'duration'>>()(['auto', '4
 const grokRatios = allOf<Common<'grok', 'aspect_ratio'>>()(['16:9', '4:3', '3:2', '1:1', '2:3', '3:4', '9:16']);
 const grokResolutions = allOf<Common<'grok', 'resolution'>>()(['480p', '720p']);
 const grok15Resolutions = allOf<Common<'grok-1.5', 'resolution'>>()(['480p', '720p']);
+const infinitalkResolutions = allOf<Common<'infinitalk', 'resolution'>>()(['480p', '720p']);
 
 /** The seed and negative prompt fields the create asked for (only on routes whose catalog `controls` list them). */
 const seedOf = (c: BuildContext) => (c.req.seed !== undefined ? { seed: c.req.seed } : {});
@@ -330,6 +334,29 @@ const falRequestBuilders: Record<FalRequestShape, (c: BuildContext) => Promise<F
       resolution: pick('resolution', grok15Resolutions, c.resolution),
     });
   },
+
+  // InfiniteTalk (fal.ai/models/fal-ai/infinitalk): the actor's image (cropped to the aspect ratio by the
+  // adapter) and the speech step's audio. At most 721 frames (28.8 s at 25 fps): longer scripts are refused
+  // at create, and speech that still comes out longer fails the job (refunded) rather than being cut short.
+  async infinitalk(c) {
+    const [image] = byRole(c.req.inputs, 'actor_image', 'image');
+    const speech = c.req.speech;
+    if (!image || !speech) throw new ProviderError("a talking actor's lipsync needs the actor's image and the speech step's audio", { retryable: false });
+    const numFrames = lipsyncFrames(speech.seconds);
+    if (numFrames === undefined) {
+      throw new ProviderError(
+        `the speech lasts ${speech.seconds.toFixed(1)} s, longer than the ${((infinitalkMaxFrames - 1) / infinitalkFps).toFixed(1)} s one lipsync video can carry; use a shorter script`,
+        { retryable: false },
+      );
+    }
+    return falBody(mainEndpoint(c, 'infinitalk'))({
+      image_url: await c.url(image),
+      audio_url: await c.keyUrl(speech.key),
+      prompt: c.req.prompt ?? 'A person talking naturally to the camera.',
+      resolution: pick('resolution', infinitalkResolutions, c.resolution),
+      num_frames: numFrames,
+    });
+  },
 };
 
 /** The fal endpoint and input body for a job, by the builder its catalog entry names. */
@@ -347,6 +374,7 @@ export async function falRequestFor(req: ProviderRequest, ctx: ProviderContext):
     duration: req.duration ?? route.defaultDuration,
     url,
     urls: (fs) => Promise.all(fs.map(url)),
+    keyUrl: (key) => ctx.inputUrl(key),
   });
 }
 

@@ -32,11 +32,7 @@ function providerModels(provider: LiveProviderName): ProviderModel[] {
     for (const a of route.alternates ?? []) {
       if (a.provider === provider) out.push({ ...base, providerModelId: a.providerModelId, role: 'failover route (after the primary)', accepts: a.accepts });
     }
-    if (route.alsoNeeds?.includes(provider)) {
-      // The pipeline's further provider ids are fal endpoints (talking actor: fal-ai/infinitalk).
-      const ids = provider === 'fal' ? Object.values(route.secondaryModelIds ?? {}).filter((id) => id.startsWith('fal-ai/')) : [];
-      out.push({ ...base, providerModelId: ids.join(', ') || '—', role: 'pipeline step' });
-    }
+    if (route.speech?.provider === provider) out.push({ ...base, providerModelId: route.speech.modelId, role: 'speech step (before the route)' });
     for (const d of route.disabledRoutes ?? []) {
       if (d.provider === provider) out.push({ ...base, providerModelId: d.providerModelId, role: `declared, not offered: ${d.reason}` });
     }

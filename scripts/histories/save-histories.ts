@@ -23,6 +23,7 @@ import { insertActor, insertUpload, insertVoice } from '../../test/support/fixtu
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer } from '../../test/support/https-server.js';
 import { startFakeFal } from '../../test/support/fake-providers/fal.js';
 import { startFakeXai } from '../../test/support/fake-providers/xai.js';
+import { startFakeElevenLabs } from '../../test/support/fake-providers/elevenlabs.js';
 import { json } from '../../test/support/fake-providers/server.js';
 import { localActivityOf } from '../../test/support/history.js';
 import { Holds } from '../../test/support/holds.js';
@@ -65,6 +66,7 @@ async function main() {
   fal.filesBaseUrl = remote.origin;
   const xai = await startFakeXai();
   xai.filesBaseUrl = remote.origin;
+  const el = await startFakeElevenLabs();
   const pgProxy = await startPgProxy(new URL(process.env.DATABASE_URL!));
   try {
     await group(
@@ -300,6 +302,42 @@ async function main() {
     );
 
     await group(
+      'a speech step, then a fal request (talking actor: the fake ElevenLabs, then the fake fal queue)',
+      {
+        ...fetchSettings,
+        ...noProviderKeys,
+        PROVIDERS_MODE: 'live',
+        FAL_KEY: fal.key,
+        FAL_QUEUE_URL: fal.url,
+        FAL_API_URL: fal.url,
+        ELEVENLABS_API_KEY: el.key,
+        ELEVENLABS_BASE_URL: el.url,
+        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+      },
+      async (g) => {
+        const cdn = setInterval(() => {
+          for (const id of fal.states.keys()) remote.file(`/files/${id}.mp4`, media['video/mp4'], 'video/mp4');
+        }, 20);
+        try {
+          const t = await createTenant(g.tdb.db, 10_000);
+          const voice = await insertVoice(g.tdb.db);
+          await g.tdb.db
+            .updateTable('voices')
+            .set({ provider_voice_id: [...el.voices][0]! })
+            .where('id', '=', voice)
+            .execute();
+          const actor = await insertActor(g.tdb.db, g.gw.storage, { defaultVoiceId: voice });
+          const speeches = el.requestsOf('tts').length;
+          const id = await create(g, t, '/v1/talking-actors/generate', { actor_id: actor, script: 'Hello there. This is a replay test.' });
+          await finish(g, 'fal-talking-actor', id, 'completed');
+          if (el.requestsOf('tts').length !== speeches + 1) throw new Error('the talking actor was not spoken exactly once');
+        } finally {
+          clearInterval(cdn);
+        }
+      },
+    );
+
+    await group(
       'two live routes (grok-video: the fake fal queue, then the fake xAI video API)',
       {
         ...fetchSettings,
@@ -439,6 +477,7 @@ async function main() {
     await pgProxy.close();
     await fal.close();
     await xai.close();
+    await el.close();
     await remote.close();
   }
   // Every history is saved by a full run; a run of named groups saves theirs alone.

@@ -98,14 +98,10 @@ async function runStep(step: SmokeStep): Promise<{ credits: number; detail: stri
   const job = { count: step.count, duration: step.duration };
   if (step.action === 'speech') {
     const voiceId = process.env.SMOKE_ELEVENLABS_VOICE_ID ?? '21m00Tcm4TlvDq8ikWAM';
-    const adapter = createElevenLabsAdapter({
-      key: config.ELEVENLABS_API_KEY!,
-      baseUrl: config.ELEVENLABS_BASE_URL,
-      fal: { key: config.FAL_KEY ?? '', queueUrl: config.FAL_QUEUE_URL },
-    });
+    const adapter = createElevenLabsAdapter({ key: config.ELEVENLABS_API_KEY!, baseUrl: config.ELEVENLABS_BASE_URL });
     const script = 'Hello, this is a short smoke test of the speech step.';
     const req = request(step, { script, voice: { id: 'smoke', ttsVoice: 'en-us', providerVoiceId: voiceId, gender: 'female' } });
-    const speech = await adapter.synthesize(req, ctx);
+    const speech = await adapter.speak(req, ctx);
     return { credits: 0, detail: [`${speech.key} (${speech.seconds.toFixed(2)} s of speech; speech alone is not a priced job)`] };
   }
   const adapter = createProviderAdapter(step.provider, config);

@@ -11,7 +11,7 @@ import { liveProviderNames, providerCancel, type LiveProviderName } from '../../
 type SmokeAction =
   /** Submit, poll to the end, store the outputs. */
   | 'run'
-  /** The speech step of a talking actor (ElevenLabs), the part of the pipeline that is the provider's. */
+  /** The speech step of a talking actor (ElevenLabs): the speech alone, as the adapter's speak makes it. */
   | 'speech'
   /** Submit, cancel at once, and report whether the provider confirmed it (a confirmed cancel is not billed). */
   | 'cancel-queued'
@@ -55,11 +55,16 @@ function smallestJob(route: ModelRoute, provider: LiveProviderName): Pick<SmokeS
   return { ...(duration !== undefined ? { duration } : {}), ...(resolution ? { resolution } : {}) };
 }
 
-/** Every live route of the catalog: the primary and each alternate, with its provider model id. */
+/** Every live route of the catalog: the primary and each alternate, with its provider model id; a speech step in place of its route. */
 function liveRoutes(day: string): { route: ModelRoute; provider: LiveProviderName; providerModelId: string }[] {
   const out: { route: ModelRoute; provider: LiveProviderName; providerModelId: string }[] = [];
   for (const route of Object.values(catalog) as ModelRoute[]) {
     if (!liveOn(route, day)) continue;
+    // A route with a speech step is smoked by that step alone (its lipsync needs a paid speech first).
+    if (route.speech) {
+      out.push({ route, provider: route.speech.provider, providerModelId: route.speech.modelId });
+      continue;
+    }
     out.push({ route, provider: route.provider, providerModelId: route.providerModelId });
     for (const a of route.alternates ?? []) out.push({ route, provider: a.provider, providerModelId: a.providerModelId });
   }

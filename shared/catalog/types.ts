@@ -21,8 +21,14 @@ export interface CatalogRoute {
   providerModelId: string;
   /** How the fal adapter shapes this model's request (its documented input schema), when fal serves it. */
   falRequest?: FalRequestShape;
-  /** For multi-step pipelines (talking actor): further provider ids used. */
+  /** Further endpoints of the same provider the route's request may go to, by role (image edit, image to video, references). */
   secondaryModelIds?: Record<string, string>;
+  /**
+   * A step the generation workflow runs before the route's own request (talking actor: the script
+   * spoken by ElevenLabs, then lipsynced by the route's provider): the route is live only where the
+   * step's provider is too.
+   */
+  speech?: SpeechStep;
   /** Where these values were read. */
   source: string;
   /**
@@ -36,8 +42,6 @@ export interface CatalogRoute {
    * alternate here (no adapter written yet, or no second provider at all). README "Provider failover".
    */
   otherRoutes?: string;
-  /** Providers a pipeline needs besides its own (talking actor: ElevenLabs speech, then fal lipsync). */
-  alsoNeeds?: readonly LiveProviderName[];
   aspectRatios: readonly string[];
   defaultAspectRatio: string;
   /** Allowed durations in seconds: a list of discrete values, or an inclusive range of integers. */
@@ -102,6 +106,13 @@ export interface CatalogRoute {
   referenceControls?: readonly GenerationControl[];
 }
 
+/** The speech step of a route (talking actor): which provider speaks the script, with which of its models. */
+interface SpeechStep {
+  provider: LiveProviderName;
+  /** The provider's own speech model id (ElevenLabs' model_id). */
+  modelId: string;
+}
+
 /** A public model's deprecation as the catalog states it: when, why, what to move to, and when creates stop. */
 export interface Deprecation {
   /**
@@ -135,6 +146,7 @@ export const falRequestShapes = [
   'grok',
   'grok-1.5',
   'wan-animate-replace',
+  'infinitalk',
 ] as const;
 export type FalRequestShape = (typeof falRequestShapes)[number];
 

@@ -3,7 +3,9 @@
 // has a cancellation signal sent to its runner, answered with the same 202 CANCELLATION_REQUESTED, and
 // runs on). On the real stack (gateway over HTTP, Temporal, Postgres, MinIO): a cancel of a running
 // request keeps the provider cost (the ledger shows the charge and a refund of the price less that
-// cost, and no second refund); a cancel of a queued one is confirmed and refunds the whole price.
+// cost, and no second refund); a cancel of a queued one is confirmed and refunds the whole price. A
+// talking actor's lipsync is a fal request too, but its speech step paid ElevenLabs before it was
+// queued: fal removes the queued lipsync, and the provider cost is kept all the same.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
@@ -11,10 +13,13 @@ import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Ga
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
-import { catalog, priceFor } from '../../shared/catalog.js';
+import { catalog, priceFor, providerCostFor } from '../../shared/catalog.js';
+import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
+import { insertActor, insertVoice } from '../support/fixtures.js';
 
 let tdb: TestDatabase;
 let live: LiveFal;
+let el: FakeElevenLabs;
 let gw: Gateway;
 let workers: Workers;
 const holds = new Holds();
@@ -23,16 +28,23 @@ const cost = catalog['nano-banana-2'].price.providerCost;
 
 before(async () => {
   tdb = await createTestDatabase();
-  live = await startLiveFal();
-  const config = testConfig(tdb.url, { ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
+  [live, el] = await Promise.all([startLiveFal(), startFakeElevenLabs()]);
+  const config = testConfig(tdb.url, {
+    ...live.env,
+    ELEVENLABS_API_KEY: el.key,
+    ELEVENLABS_BASE_URL: el.url,
+    RATE_LIMIT_GENERATE_PER_MIN: '1000',
+    RATE_LIMIT_POLL_PER_MIN: '100000',
+    RECONCILE_INTERVAL_MS: '3600000',
+  });
   gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal', { activityInterceptors: [holds.activityInterceptor] });
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:elevenlabs', { activityInterceptors: [holds.activityInterceptor] });
 });
 
 after(async () => {
   await workers?.stop();
   await gw?.close();
-  await live?.close();
+  await Promise.all([live?.close(), el?.close()]);
   await tdb?.drop();
 });
 
@@ -101,5 +113,63 @@ describe('fal: a cancel is confirmed only for a request fal had not started', ()
       (await jobLedger(tdb.db, id)).reduce((sum, [, delta]) => sum + Number(delta), 0),
       0,
     );
+  });
+});
+
+describe('talking actor: its lipsync is a fal request, but its speech was paid first', () => {
+  test('a cancel while the lipsync is queued is confirmed by fal, and the provider cost (the speech step) is kept', async () => {
+    live.fal.flow = [...Array<'IN_QUEUE'>(2000).fill('IN_QUEUE'), 'COMPLETED'];
+    const t = await createTenant(tdb.db, 1000);
+    const c = api(gw.baseUrl, t.apiKey);
+    const voice = await insertVoice(tdb.db);
+    await tdb.db
+      .updateTable('voices')
+      .set({ provider_voice_id: [...el.voices][0]! })
+      .where('id', '=', voice)
+      .execute();
+    const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
+    const script = 'The lighthouse keeps its light on, even when nobody is at sea.';
+    const route = catalog['talking-actor'];
+    const [jobPrice, kept] = [priceFor(route, { script }), providerCostFor(route, { script })];
+    const held = holds.activity('submitAndCheck', 'after');
+    let id: string;
+    try {
+      const r = await c.post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, script });
+      assert.equal(r.status, 200, r.text);
+      id = r.body.data.id as string;
+      assert.equal(await held.reached, id);
+      assert.equal(el.requestsOf('tts').filter((q) => (q.json as { text?: string }).text === script).length, 1, 'the speech was made (and paid) first');
+      const canceled = await c.post(`/v1/talking-actors/${id}/cancel`, {});
+      assert.equal(canceled.status, 200, canceled.text);
+      const row = await jobFinished(tdb.db, id, 60_000);
+      assert.deepEqual([row.status, row.error?.code], ['failed', 'canceled']);
+    } finally {
+      held.release();
+      await held.finished;
+    }
+    const upstream = await waitFor(
+      'the cancel asked of fal',
+      async () => {
+        const tl = await c.get(`/v1/talking-actors/${id}/timeline`);
+        return (tl.body.data.entries as { type: string; details: Record<string, unknown> }[]).find((e) => e.type === 'cancel_upstream');
+      },
+      60_000,
+      100,
+    );
+    const lipsync = [...live.fal.states.values()].find((s) => JSON.stringify(s.input).includes(id))!;
+    assert.equal(lipsync.canceled, true, 'fal removed the queued lipsync');
+    assert.deepEqual([upstream.details.provider, upstream.details.outcome], ['fal', 'not_cancellable']);
+    assert.deepEqual(await jobLedger(tdb.db, id), [
+      ['charge', -jobPrice],
+      ['refund', jobPrice - kept],
+    ]);
+    assert.equal(await creditsOf(tdb.db, t), 1000 - kept);
+    const rec = await c.get(`/v1/talking-actors/${id}`);
+    assert.deepEqual(rec.body.data.cancel, { refunded: jobPrice - kept, kept, after_submit: true });
+    const models = await c.get('/v1/models');
+    const listed = (models.body.data as { name: string; cancel_policy: { provider_cancel: string; provider_cost: number } }[]).find(
+      (m) => m.name === 'talking-actor',
+    )!;
+    assert.deepEqual([listed.cancel_policy.provider_cancel, listed.cancel_policy.provider_cost], ['never', route.price.providerCost]);
   });
 });

@@ -174,7 +174,7 @@ describe('newer catalog models, end to end against the fakes', () => {
     },
   ] as const;
 
-  test('talking-actor-v3: speaks with eleven_v3 (pcm_24000) on ElevenLabs, lipsyncs on fal, completes, and is charged its price once; a script past the lipsync cap is refused at create', async () => {
+  test('talking-actor-v3: speaks with eleven_v3 (pcm_24000) on ElevenLabs, then lipsyncs on fal (two workflow steps), completes, and is charged its price once; a script past the lipsync cap is refused at create', async () => {
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
     const voice = await insertVoice(tdb.db);
@@ -203,7 +203,17 @@ describe('newer catalog models, end to end against the fakes', () => {
     assert.equal(live.fal.requestsOf('submit').at(-1)!.path, '/fal-ai/infinitalk');
     const record = await c.get(`/v1/talking-actors/${row.id}`);
     assert.equal(record.body.data.model, 'talking-actor-v3');
-    assert.equal(record.body.data.provider, 'elevenlabs');
+    // fal makes the video (the route); ElevenLabs' speech is a step of its own in the job's workflow, before it.
+    assert.equal(record.body.data.provider, 'fal');
+    const events = (await gw.client.workflow.getHandle(row.id).fetchHistory()).events ?? [];
+    const scheduled = events
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a) => a !== undefined && a !== null)
+      .map((a) => `${a.activityType!.name!}@${a.taskQueue!.name!.replace(/^.*-provider-/, 'provider-')}`);
+    assert.deepEqual(
+      scheduled.filter((s) => /^(speak|submitAndCheck)@/.test(s)),
+      ['speak@provider-elevenlabs', 'submitAndCheck@provider-fal'],
+    );
     const price = priceFor(catalog['talking-actor-v3'], { script });
     assert.equal(price, 22);
     assert.deepEqual(await jobLedger(tdb.db, row.id), [['charge', -price]]);

@@ -1,7 +1,7 @@
 // A speech synthesis that takes two and a half minutes, through the whole stack: a talking-actor
 // job created over HTTP on the live route (PROVIDERS_MODE=live), its speech from a local
 // ElevenLabs server that answers after 150 s, its lipsync on a local fal queue whose output comes
-// from a loopback HTTPS "CDN". The provider step heartbeats while the speech call runs, so the
+// from a loopback HTTPS "CDN". The speech step heartbeats while the speech call runs, so the
 // call is made (and paid) once, and the job completes, charged once. The ElevenLabs adapter's own
 // HTTP timeout (240 s, its default: there is no setting for it) is above the synthesis time.
 import { after, before, describe, test } from 'node:test';
@@ -43,7 +43,7 @@ before(async () => {
     RECONCILE_INTERVAL_MS: '3600000',
   });
   gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs');
+  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs,provider:fal');
 });
 
 after(async () => {

@@ -264,7 +264,7 @@ describe('talking actor over a background video, on the live route (ElevenLabs s
       RECONCILE_INTERVAL_MS: '3600000',
     });
     gw = await startGateway(config, tdb.db);
-    workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs');
+    workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs,provider:fal');
   });
 
   after(async () => {
@@ -296,7 +296,7 @@ describe('talking actor over a background video, on the live route (ElevenLabs s
     assert.equal(created.status, 200, created.text);
     const job = await waitForJobStatus(c, `/v1/talking-actors/${created.body.data.id}`, ['completed', 'failed']);
     assert.equal(job.status, 'completed', JSON.stringify(job.error));
-    assert.equal(job.provider, 'elevenlabs');
+    assert.equal(job.provider, 'fal');
     const lipsyncBody = JSON.stringify(fal.requestsOf('submit').at(-1)!.json);
     assert.doesNotMatch(lipsyncBody, new RegExp(`${up.body.data.id}|background`), 'the provider is sent the actor and the speech only');
 

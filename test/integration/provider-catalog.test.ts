@@ -130,9 +130,12 @@ describe('routing catalog', () => {
           for (const resolution of route.resolutions ?? [undefined])
             settings.push({ aspectRatio, duration, resolution, ...(route.kind === 'image' ? { count: 4 } : {}) });
 
+      // A route with a speech step (a talking actor) is submitted with the speech that step stored, as the workflow does.
+      const speaker = route.speech ? providers.adapterFor(route.speech.provider) : undefined;
+      const withSpeech = async (req: ProviderRequest) => (speaker?.speak ? { ...req, speech: await speaker.speak(req, ctx) } : req);
       let last;
       for (const s of settings) {
-        const ref = await adapter.submit(requestFor(model, { ...base, ...s }), ctx);
+        const ref = await adapter.submit(await withSpeech(requestFor(model, { ...base, ...s })), ctx);
         last = ref;
       }
       const end = (await pollToEnd(adapter, last!, ctx)).at(-1)!;
@@ -177,7 +180,7 @@ describe('routing catalog', () => {
     const elOnly = createProviders({ ...noKeys, ELEVENLABS_API_KEY: 'k-el-1234' }, localAdapter);
     assert.equal(elOnly.routeMode('talking-actor'), 'unavailable', 'talking actor needs fal too');
     const both = createProviders({ ...noKeys, ELEVENLABS_API_KEY: 'k-el-1234', FAL_KEY: 'k-fal-1234' }, localAdapter);
-    assert.equal(both.providerFor('talking-actor'), 'elevenlabs');
+    assert.equal(both.providerFor('talking-actor'), 'fal', "fal's lipsync is the route, ElevenLabs' speech its step");
 
     const auto = createProviders({ ...noKeys, PROVIDERS_MODE: 'auto', OPENAI_API_KEY: 'k-oa-1234' }, localAdapter);
     assert.equal(auto.providerFor('gpt-image-1.5'), 'openai');

@@ -17,6 +17,9 @@ import { routeProbes } from '../../activities/providers/probes.js';
 import { createRouteProber, probedRoutes } from '../../worker/route-prober.js';
 import { createProviderCircuits } from '../../db/provider-circuits.js';
 import type { Config } from '../../shared/config.js';
+import { unavailableRoutes } from '../../db/repos/route-probes.js';
+import { modelInfo } from '../../api/routes/models.js';
+import { catalog } from '../../shared/catalog.js';
 
 let tdb: TestDatabase;
 let fal: FakeFal;
@@ -149,6 +152,33 @@ describe('the route prober', () => {
     assert.ok(routes.some((r) => r.provider === 'fal' && r.model === 'grok-video' && r.providerModelId === 'xai/grok-imagine-video/text-to-video'));
     assert.ok(routes.some((r) => r.provider === 'xai' && r.model === 'grok-video' && r.providerModelId === 'grok-imagine-video'));
     assert.ok(routes.every((r) => r.provider === 'fal' || r.provider === 'xai'));
+  });
+
+  test("a route's speech step is probed on its speech provider; its model gone shows the route unavailable in GET /v1/models", async () => {
+    const routes = probedRoutes(config, ['elevenlabs']);
+    assert.deepEqual(
+      routes.map((r) => `${r.provider}/${r.model}/${r.providerModelId}`).sort(),
+      ['elevenlabs/talking-actor-v3/eleven_v3', 'elevenlabs/talking-actor/eleven_multilingual_v2'],
+      "ElevenLabs has no route of its own: only the talking actors' speech steps",
+    );
+    assert.ok(
+      probedRoutes(config, ['fal']).some((r) => r.model === 'talking-actor' && r.providerModelId === 'fal-ai/infinitalk'),
+      'the lipsync route on fal',
+    );
+    assert.deepEqual(probedRoutes({ ...config, FAL_KEY: undefined }, ['elevenlabs']), [], 'no speech step probed for a route that is not live');
+
+    const prober = createRouteProber({ config, db: tdb.db, providers: ['elevenlabs'], logger });
+    elevenlabs.loseModel('eleven_multilingual_v2');
+    const found = await prober.runOnce();
+    assert.equal(found.find((f) => f.model === 'talking-actor')?.outcome.state, 'gone');
+    assert.equal(found.find((f) => f.model === 'talking-actor-v3')?.outcome.state, 'available');
+    const probes = new Map((await unavailableRoutes(tdb.db)).map((r) => [`${r.provider}/${r.model}`, r.reason!]));
+    const shown = modelInfo(catalog['talking-actor'], config, new Map(), probes);
+    assert.equal(shown.availability, 'unavailable');
+    assert.equal(shown.routes[0]!.provider, 'fal');
+    assert.match(shown.routes[0]!.unavailable_reason!, /^elevenlabs route for eleven_multilingual_v2: model gone/);
+    assert.equal(modelInfo(catalog['talking-actor-v3'], config, new Map(), probes).availability, 'available');
+    await prober.stop();
   });
 
   test('a lost model takes the route out of rotation with why; a 5xx changes nothing; found again, it is back', async () => {

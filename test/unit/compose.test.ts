@@ -506,7 +506,7 @@ describe('docker-compose.yml', () => {
     assert.deepEqual(secretsOfRoles(['gateway']), ['WEBHOOK_SECRETS_KEY'], 'a gateway holds no provider key; it encrypts webhook endpoint secrets');
     assert.deepEqual(secretsOfRoles(['fetch']), [], 'the fetch fleet (the one that reaches the internet) holds none either');
     assert.deepEqual(secretsOfRoles(['provider:fal']), ['FAL_KEY']);
-    assert.deepEqual(secretsOfRoles(['provider:elevenlabs']), ['FAL_KEY', 'ELEVENLABS_API_KEY'], 'talking actor: ElevenLabs speech, then a fal lipsync');
+    assert.deepEqual(secretsOfRoles(['provider:elevenlabs']), ['ELEVENLABS_API_KEY'], "talking actor: ElevenLabs' fleet speaks, fal's lipsyncs");
   });
 
   test('a gateway without provider keys routes to the providers whose keys the deployment sets (PROVIDER_KEYS_SET)', () => {

@@ -234,7 +234,7 @@ test('with secrets.create the chart writes one Secret per fleet holding only wha
     assert.deepEqual(schemaErrors(objects), []);
     assert.deepEqual(manifestProblems(objects), []);
     assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-fal')?.stringData ?? {}), ['FAL_KEY']);
-    assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-elevenlabs')?.stringData ?? {}).sort(), ['ELEVENLABS_API_KEY', 'FAL_KEY']);
+    assert.deepEqual(Object.keys(find(objects, 'Secret', 'mg-fleet-elevenlabs')?.stringData ?? {}), ['ELEVENLABS_API_KEY']);
     assert.equal(find(objects, 'Secret', 'mg-fleet-core'), undefined, 'the core fleet reads no role-scoped secret');
     // The gateways encrypt webhook endpoint secrets: their own Secret holds the webhook secrets key
     // (and nothing else), and the gateway Deployment reads it from there.

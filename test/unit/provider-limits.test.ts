@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { catalog, requestRefusal, talkingActorScriptLimit, type ModelRoute, type RequestShape } from '../../shared/catalog.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import { kindOf } from '../../kinds/index.js';
-import { lipsyncFrames } from '../../providers/elevenlabs/adapter.js';
+import { lipsyncFrames } from '../../providers/fal/contract.js';
 
 /** The quote's refusal (jobs/quote.ts): the catalog's with the rules of the route's kind. */
 const refusal = (route: ModelRoute, p: RequestShape, provider: ProviderName) => requestRefusal(route, p, provider, kindOf(route.kind).requestRules);
@@ -21,7 +21,8 @@ test('talking actor: the script cap applies to the live pipeline, not to the loc
 
 test('talking-actor-v3 (Eleven v3, 5,000 characters a request) is held to the same lipsync cap, the tighter of the two', () => {
   const route = catalog['talking-actor-v3'];
-  assert.equal(route.providerModelId, 'eleven_v3');
+  assert.deepEqual(route.speech, { provider: 'elevenlabs', modelId: 'eleven_v3' });
+  assert.equal(route.providerModelId, 'fal-ai/infinitalk', 'the same lipsync as talking-actor');
   assert.equal(talkingActorScriptLimit(route), 403);
   assert.equal(refusal(route, { script: 'a'.repeat(403) }, 'elevenlabs'), undefined);
   assert.match(

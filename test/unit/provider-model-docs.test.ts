@@ -20,7 +20,12 @@ describe('provider pages list their models', () => {
       // Independently of the generator: the models the catalog gives this provider any part in.
       const expected = new Set<string>();
       for (const r of Object.values(catalog) as ModelRoute[]) {
-        const parts = [r.provider, ...(r.alternates ?? []).map((a) => a.provider), ...(r.alsoNeeds ?? []), ...(r.disabledRoutes ?? []).map((d) => d.provider)];
+        const parts = [
+          r.provider,
+          ...(r.alternates ?? []).map((a) => a.provider),
+          ...(r.speech ? [r.speech.provider] : []),
+          ...(r.disabledRoutes ?? []).map((d) => d.provider),
+        ];
         if (parts.includes(provider)) expected.add(r.model);
       }
       const listed = new Set([...page.slice(begin, end).matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!));

@@ -21,9 +21,11 @@ describe('the smoke:live plan', () => {
       assert.ok(liveOn(route, today), `${step.model} is neither deprecated nor retired on ${today}`);
       assert.equal(route.kind, step.kind);
       const ids =
-        step.provider === route.provider
-          ? [route.providerModelId]
-          : (route.alternates ?? []).filter((a) => a.provider === step.provider).map((a) => a.providerModelId);
+        step.action === 'speech'
+          ? [route.speech!.modelId]
+          : step.provider === route.provider
+            ? [route.providerModelId]
+            : (route.alternates ?? []).filter((a) => a.provider === step.provider).map((a) => a.providerModelId);
       assert.ok(ids.includes(step.providerModelId), `${step.provider} serves ${step.model} as ${step.providerModelId}`);
       if (step.duration !== undefined) assert.ok(route.durations, `${step.model} takes a duration`);
     }
@@ -33,6 +35,11 @@ describe('the smoke:live plan', () => {
     const pairs = new Set<string>();
     for (const route of Object.values(catalog) as ModelRoute[]) {
       if (!liveOn(route, today) || smokeExcludedKinds[route.kind]) continue;
+      // A route with a speech step is smoked by that step.
+      if (route.speech) {
+        pairs.add(`${route.speech.provider}/${route.kind}`);
+        continue;
+      }
       pairs.add(`${route.provider}/${route.kind}`);
       for (const a of route.alternates ?? []) pairs.add(`${a.provider}/${route.kind}`);
     }

@@ -49,6 +49,8 @@ interface Script {
   poll(n: number): PollResult | { resubmit: true };
   /** What failJob finds the job to be (default: failed, as it moved it). */
   failedJobIs?: { status: JobStatus; outputs: number; failedHere: boolean };
+  /** The route has a speech step on ElevenLabs (a talking actor's); `refused`: the speech provider refuses the script. */
+  speech?: { refused?: boolean };
 }
 
 function stubs(script: Script, calls: Call[], events: { entered?: () => void; polling?: () => void }) {
@@ -66,6 +68,7 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
       defaultAspectRatio: '1:1',
       deadlineSeconds: 60,
       price: { per: 'image', credits: 1, providerCost: 1 },
+      ...(script.speech ? { speech: { provider: 'elevenlabs' as const, modelId: 'eleven_v3' } } : {}),
     },
     inputs: [],
   });
@@ -112,8 +115,14 @@ function stubs(script: Script, calls: Call[], events: { entered?: () => void; po
     return { ...result, stored: (outputs ?? []).map((_, i) => ({ key: `jobs/${jobId}/output-${i + 1}.png`, content_type: 'image/png', size: 1 })) };
   }
   const provider: JobProviderActivities = {
+    async speak(name, req) {
+      calls.push(['speak', name, req.jobId, Context.current().info.taskQueue]);
+      if (script.speech?.refused) throw ApplicationFailure.create({ type: 'ProviderRejected', message: 'the voice does not exist', nonRetryable: true });
+      return { key: `jobs/${req.jobId}/speech.wav`, seconds: 2.5 };
+    },
     async submitAndCheck(name, req) {
       calls.push(['submitAndCheck', name, req.jobId]);
+      if (req.speech) calls.push(['submittedWithSpeech', req.speech]);
       const ref = { provider: name, requestId: `req-${req.jobId}-${++submits}` } satisfies ProviderRef;
       return { ...(await check(name, req.jobId)), ref };
     },
@@ -166,6 +175,7 @@ async function runJob(
     Worker.create({ ...common, taskQueue: queues.fetch, activities: { prepareProviderRequest: io.prepareProviderRequest } }),
     Worker.create({ ...common, taskQueue: queues.provider('fal'), activities: provider }),
     Worker.create({ ...common, taskQueue: queues.providerWaits('fal'), activities: { awaitProvider: provider.awaitProvider } }),
+    Worker.create({ ...common, taskQueue: queues.provider('elevenlabs'), activities: { speak: provider.speak } }),
   ]);
   const jobId = `img_${randomToken(12)}`;
   const input: GenerationInput = {
@@ -279,6 +289,36 @@ describe('generation workflow branches (mocked activities)', () => {
       ['completeJob', jobId, [{ key: `jobs/${jobId}/output-1.png`, content_type: 'image/png', size: 1 }]],
     );
     assert.ok(!names(calls).includes('failJob'));
+  });
+
+  test("a route's speech step runs first, on the speech provider's queue, and the route's submit carries the stored speech", async () => {
+    const done: PollResult = { state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.mp4' }] };
+    const { jobId, calls, outcome } = await runJob({ speech: {}, poll: (n) => (n < 2 ? running : n === 2 ? { resubmit: true } : done) });
+    assert.deepEqual(outcome, { ok: true, value: { outputs: 1 } });
+    const speaks = calls.filter(([name]) => name === 'speak');
+    assert.equal(speaks.length, 1, 'spoken once, even though the revived job was submitted again');
+    assert.equal(speaks[0]![1], 'elevenlabs');
+    assert.match(String(speaks[0]![3]), /provider-elevenlabs$/, "on the speech provider's own queue");
+    const order = names(calls);
+    assert.ok(order.indexOf('speak') < order.indexOf('submitAndCheck'), "the speech before the route's request");
+    const withSpeech = calls.filter(([name]) => name === 'submittedWithSpeech');
+    assert.equal(withSpeech.length, 2, 'both submits carry the speech');
+    for (const c of withSpeech) assert.deepEqual(c[1], { key: `jobs/${jobId}/speech.wav`, seconds: 2.5 });
+  });
+
+  test('a speech step the speech provider refuses fails the job (refunded) before any submit, with nothing to cancel', async () => {
+    const { jobId, calls, outcome } = await runJob({ speech: { refused: true }, poll: () => running });
+    assert.equal(outcome.ok, false);
+    assert.deepEqual(failJobCall(calls)?.slice(0, 3), ['failJob', jobId, 'generation_failed']);
+    assert.match(String(failJobCall(calls)?.[3]), /the voice does not exist/);
+    assert.ok(!names(calls).includes('submitAndCheck'), 'no lipsync was asked for');
+    assert.ok(!names(calls).includes('cancelProvider'), 'no request exists to cancel');
+  });
+
+  test('a route without a speech step makes none', async () => {
+    const { calls, outcome } = await runJob({ poll: () => ({ state: 'succeeded', percent: 100, outputs: [{ url: 'https://example.invalid/a.png' }] }) });
+    assert.equal(outcome.ok, true);
+    assert.ok(!names(calls).includes('speak'));
   });
 
   test('a check that finds no live request (a reset revived the job) submits again, then completes', async () => {
@@ -438,6 +478,7 @@ describe('failover branches (mocked activities)', () => {
       ...noReuse,
     };
     const provider = (name: ProviderName): JobProviderActivities => ({
+      speak: () => Promise.reject(new Error('not used: no speech step')),
       async submitAndCheck(_name, req, opts) {
         calls.push(['submitAndCheck', name, opts?.failover ?? false]);
         if (name === 'fal')

@@ -57,7 +57,7 @@ const resetTasks = (h: History) =>
 
 const generationTypes = ['imageGeneration', 'videoGeneration', 'replaceActorGeneration', 'talkingActorGeneration'];
 const dbSteps = ['startGenerating', 'routeJob', 'completeJob', 'failJob'];
-const remoteJobSteps = ['prepareProviderRequest', 'submitAndCheck', 'checkProvider', 'cancelProvider'];
+const remoteJobSteps = ['prepareProviderRequest', 'speak', 'submitAndCheck', 'awaitProvider', 'checkProvider', 'cancelProvider'];
 
 before(async () => {
   try {
@@ -122,6 +122,19 @@ describe('replaying saved histories', () => {
       assert.deepEqual(activityTypes(of(name)), ['submitAndCheck'], name);
       assert.equal(closedAs(of(name)), 'COMPLETED', name);
     }
+
+    // A route with a speech step: the script spoken on the speech provider's queue, then the route's request on its own.
+    const spoken = of('fal-talking-actor');
+    const spokenSteps = events(spoken, 'ACTIVITY_TASK_SCHEDULED').map((e) => [
+      e.activityTaskScheduledEventAttributes.activityType.name,
+      e.activityTaskScheduledEventAttributes.taskQueue.name.replace(/^.*-provider-/, ''),
+    ]);
+    assert.deepEqual(spokenSteps.slice(0, 2), [
+      ['speak', 'elevenlabs'],
+      ['submitAndCheck', 'fal'],
+    ]);
+    assert.deepEqual(spokenSteps.at(-1), ['checkProvider', 'fal'], "the outputs stored on fal's queue");
+    assert.equal(closedAs(spoken), 'COMPLETED');
 
     const urls = of('replace_actor-url-inputs');
     assert.deepEqual(activityTypes(urls), ['prepareProviderRequest', 'submitAndCheck']);

@@ -22,6 +22,8 @@ export const savedHistories = {
   'fal-image': 'an image job at a paid provider (fal): submitted once, polled on timers, outputs fetched from its CDN, completed',
   'fal-image-failed-after-submit': 'a fal image job the provider failed after its request was recorded: failed, refunded, provider cancel',
   'fal-image-reset': 'the reset run of that failed fal job, reset to the workflow task after its submit: revived (re-charged), resubmitted, completed',
+  'fal-talking-actor':
+    "a talking-actor job on its live route: the script spoken on ElevenLabs' queue (the speech step), then the lipsync submitted to fal with that speech, completed",
   'grok-video-failed-after-failover': 'a grok-video job that gave fal up (status 5xx past the budget) and was refused by xAI for moderation: failed, refunded',
   'grok-video-reset-after-give-up':
     'the reset run of that job, reset to the workflow task that gave fal up: the route step claims (re-charges) the job, xAI serves it, completed',

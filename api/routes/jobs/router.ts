@@ -20,7 +20,7 @@ import { annotateSpan } from '../../../shared/tracing.js';
 import * as jobsRepo from '../../../db/repos/jobs.js';
 import { jobForStatusRead } from '../../../db/repos/queue.js';
 import { BudgetExceededError, cancelChargeOf, chargeJob, startJob, isTerminal, JobRequestRefusedError, type JobService } from '../../../jobs/index.js';
-import { providerCancel } from '../../../shared/routing.js';
+import { routeCancel } from '../../../shared/routing.js';
 import { outputsGoneReason } from '../../../shared/retention.js';
 import { typedParams } from '../../../shared/job-params.js';
 import { createLiveProgress, type LiveProgress } from '../../../workflows/client.js';
@@ -176,7 +176,7 @@ async function refuseCancelChurn({ deps, jobs, churnClear }: JobServices, res: R
 /** Whether a job was canceled after its submit, and whether its provider honors cancels (for the metric). */
 function cancelStage(job: Job): { provider: string; afterSubmit: boolean; honored: boolean } {
   const provider = typedParams(job).params.provider;
-  return { provider, afterSubmit: cancelChargeOf(job).afterSubmit, honored: provider !== 'local' && providerCancel[provider] !== 'never' };
+  return { provider, afterSubmit: cancelChargeOf(job).afterSubmit, honored: provider !== 'local' && routeCancel(routeFor(job.model), provider) !== 'never' };
 }
 
 /** A dry run's `deadline_at`: when the job would be canceled if created now. */

@@ -321,7 +321,7 @@ The worker roles that run media tools: shared/routing.ts mediaToolRoles (test/un
 holds the two equal). Renders "true" when any of .roles is one of them.
 */}}
 {{- define "mediagen.runsMediaTools" -}}
-{{- $tools := list "io" "provider:fal" "provider:alibaba" "provider:elevenlabs" "provider:local" -}}
+{{- $tools := list "io" "provider:fal" "provider:alibaba" "provider:local" -}}
 {{- range .roles }}{{ if has . $tools }}true{{ break }}{{ end }}{{ end -}}
 {{- end }}
 
