@@ -48,14 +48,14 @@ export function probedRoutes(config: Config, providers: readonly LiveProviderNam
   if (config.PROVIDERS_MODE === 'local' || wanted.length === 0) return [];
   return Object.keys(catalog).flatMap((model) => {
     const route = routeFor(model)!;
-    const live = liveRoutesFor(config, route);
-    const routes = live
+    // A provider fleet holds its own key only: a route with a speech step is probed on its provider
+    // whether or not this process sees the speech provider's key, and its speech step on the speech
+    // provider (a speech model gone makes the route's jobs fail) whether or not it sees the route's.
+    const routes = liveRoutesFor(config, { ...route, speech: undefined })
       .filter((r) => wanted.includes(r.provider as LiveProviderName))
       .map((r) => ({ provider: r.provider as LiveProviderName, model, providerModelId: r.provider_model_id, kind: route.kind }));
-    // A live route's speech step is probed too, on its own provider: a speech model gone makes the route's jobs fail.
     const speech = route.speech;
-    if (speech && live.length > 0 && wanted.includes(speech.provider))
-      routes.push({ provider: speech.provider, model, providerModelId: speech.modelId, kind: route.kind });
+    if (speech && wanted.includes(speech.provider)) routes.push({ provider: speech.provider, model, providerModelId: speech.modelId, kind: route.kind });
     return routes;
   });
 }

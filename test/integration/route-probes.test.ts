@@ -165,7 +165,18 @@ describe('the route prober', () => {
       probedRoutes(config, ['fal']).some((r) => r.model === 'talking-actor' && r.providerModelId === 'fal-ai/infinitalk'),
       'the lipsync route on fal',
     );
-    assert.deepEqual(probedRoutes({ ...config, FAL_KEY: undefined }, ['elevenlabs']), [], 'no speech step probed for a route that is not live');
+    // A provider fleet holds its own key only (the Helm chart's): each still probes its part of the talking actor.
+    const fleetOf = (key: 'FAL_KEY' | 'ELEVENLABS_API_KEY') => ({ ...config, FAL_KEY: undefined, ELEVENLABS_API_KEY: undefined, [key]: config[key] });
+    assert.deepEqual(
+      probedRoutes(fleetOf('ELEVENLABS_API_KEY'), ['elevenlabs']).map((r) => r.providerModelId),
+      routes.map((r) => r.providerModelId),
+      "ElevenLabs' fleet, without fal's key",
+    );
+    assert.ok(
+      probedRoutes(fleetOf('FAL_KEY'), ['fal']).some((r) => r.model === 'talking-actor-v3' && r.providerModelId === 'fal-ai/infinitalk'),
+      "fal's fleet, without ElevenLabs' key",
+    );
+    assert.deepEqual(probedRoutes({ ...config, PROVIDERS_MODE: 'local' }, ['elevenlabs']), [], 'nothing probed where the local renderer serves every model');
 
     const prober = createRouteProber({ config, db: tdb.db, providers: ['elevenlabs'], logger });
     elevenlabs.loseModel('eleven_multilingual_v2');
