@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { appendTimeline } from '../db/repos/job-timeline.js';
 import type { CancelUpstreamOutcome } from '../shared/timeline.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
-import { isFetchedInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
+import { isRequestInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
 import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
 import type { JobServiceDeps, JobWorkflowPort, StartOutcome } from './service-types.js';
@@ -41,13 +41,14 @@ function workflowsOf(deps: Pick<JobServiceDeps, 'workflows'>): JobWorkflowPort {
 }
 
 /**
- * Removes the job's media but its fetched inputs: no generated media stays for a job that was
- * refunded, and a run an operator's reset revives finds the inputs its replayed request names.
+ * Removes the job's media but its request's inputs (fetched URL inputs, a speech step's speech): no
+ * generated media stays for a job that was refunded, and a run an operator's reset revives finds the
+ * inputs its replayed request names, so a speech step replayed from the history is not paid again.
  * The inputs go with the rest of the job's media (retention, DELETE).
  */
 async function removeMedia(storage: Storage, jobId: string): Promise<void> {
   for await (const o of storage.list(jobPrefix(jobId))) {
-    if (!isFetchedInput(o.key)) await storage.remove(o.key);
+    if (!isRequestInput(o.key)) await storage.remove(o.key);
   }
 }
 

@@ -93,8 +93,12 @@ export function jobOutputKey(storage: Pick<Storage, 'jobMediaPrefix'>, jobId: st
   return `${storage.jobMediaPrefix(jobId)}/output-${n}.${ext}`;
 }
 
-/** A URL input the job fetched into its media prefix (activities/uploads.ts names them `input-<role>.<ext>`). */
-export const isFetchedInput = (key: string): boolean => /\/input-[^/]*$/.test(key);
+/**
+ * A file of a job's media prefix that its provider request names and a step before the provider
+ * made: a URL input it fetched (activities/uploads.ts names them `input-<role>.<ext>`) or the speech
+ * its speech step stored (`speech.wav`, providers/elevenlabs/adapter.ts).
+ */
+export const isRequestInput = (key: string): boolean => /\/(input-[^/]*|speech\.wav)$/.test(key);
 
 /**
  * The outputs stored for a job under its media prefix (jobOutputKey), in order, with their type
