@@ -21,7 +21,8 @@ import { createHash } from 'node:crypto';
 import { appendTimeline } from '../db/repos/job-timeline.js';
 import type { CancelUpstreamOutcome } from '../shared/timeline.js';
 import type { MoveProgress } from '../db/repos/job-progress.js';
-import { isRequestInput, jobOutputs, jobPrefix, type Storage } from '../shared/storage.js';
+import { jobPrefix, type Storage } from '../shared/storage.js';
+import { isRequestInput, jobOutputs } from '../shared/job-media.js';
 import type { ProviderCancelHandoff } from '../shared/provider-types.js';
 
 import type { JobServiceDeps, JobWorkflowPort, StartOutcome } from './service-types.js';

@@ -7,7 +7,7 @@ import type { JobOutput } from '../../db/schema.js';
 import { getJob } from '../../db/repos/jobs.js';
 import { completeFromReuse, decideReuse, followersOf, usableSource } from '../../jobs/reuse.js';
 import { IllegalStatusMoveError } from '../../jobs/rules.js';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import { typedParams } from '../../shared/job-params.js';
 import type { JobIoActivities } from '../../workflows/activity-types.js';
 import { currentRunId, stepFailure, type JobActivityDeps } from './common.js';

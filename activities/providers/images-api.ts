@@ -11,7 +11,7 @@
 import type { PollResult, ProviderAdapter, ProviderContext, ProviderOutput, ProviderRequest } from './types.js';
 import { notConfirmed, ProviderError } from './types.js';
 import { errorFromResponse, malformed, parseJson, providerFetch, readText, type HttpCallOptions } from './http.js';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import type { LiveProviderName } from '../../providers/index.js';
 import { longestCallMs } from './call-timeouts.js';
 import { gptImageAsk, type GptImageAsk } from './gpt-image-models.js';

@@ -5,7 +5,8 @@
 // the activity's heartbeat timeout does not end it mid-stream.
 import type { Config } from '../../shared/config.js';
 import type { ProviderName } from '../../workflows/definitions.js';
-import { jobOutputKey, type Storage } from '../../shared/storage.js';
+import type { Storage } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import { storeRemoteFile, type FetchHooks } from '../uploads.js';
 import { MB } from '../../shared/media/type.js';
 import { urlMatches } from './hosts.js';

@@ -34,7 +34,7 @@ import {
   type ArkTaskCreated,
   type ArkVideoTaskRequest,
 } from './contract.js';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import { sniffMediaType } from '../../shared/media/type.js';
 import { longestCallMs } from '../../activities/providers/call-timeouts.js';
 import { exact, oneOf } from '../../activities/providers/body-check.js';

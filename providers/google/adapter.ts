@@ -13,7 +13,7 @@
 // GEMINI_BASE_URL may carry the `/v1beta` of the SDKs' base URL: it is dropped, so paths are never
 // /v1beta/v1beta/….
 import { buffer } from 'node:stream/consumers';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import type {
   PollResult,
   ProviderAdapter,

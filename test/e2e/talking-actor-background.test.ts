@@ -33,7 +33,7 @@ import { startHttpsTestServer, type HttpsTestServer } from '../support/https-ser
 import { probeMedia, runTool, synthesizeSpeech } from '../../activities/providers/local/media.js';
 import { compositeOverBackground, CompositeError, presenterBox, presenterKeyOf } from '../../activities/providers/background.js';
 import { defaultMediaTools } from '../../activities/providers/media-tools.js';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import { newId } from '../../shared/ids.js';
 
 const ffmpeg = process.env.FFMPEG_PATH ?? 'ffmpeg';

@@ -16,7 +16,7 @@ import { startFakeGoogle, type FakeGoogle } from '../support/fake-providers/goog
 import { tinyPng } from '../support/fake-providers/server.js';
 import { GoogleGenAI, VideoGenerationReferenceType } from '@google/genai';
 import { buffer } from 'node:stream/consumers';
-import { jobOutputKey } from '../../shared/storage.js';
+import { jobOutputKey } from '../../shared/job-media.js';
 import { errorOf, pollToEnd, providerContext, requestFor, stackStorage, storeInput } from '../support/fake-providers/context.js';
 import { liveKeys } from '../support/provider-keys.js';
 

@@ -26,7 +26,7 @@ import { MediaToolError, UntrustedMediaError } from './media.js';
 import { kindRenderer, type Rendered, type RenderJob } from './kind-renderer.js';
 import { defaultMediaTools, type MediaTools } from '../media-tools.js';
 import { extensionOf } from '../../../shared/media/type.js';
-import { jobOutputKey } from '../../../shared/storage.js';
+import { jobOutputKey } from '../../../shared/job-media.js';
 import { mediaTempDir } from '../media-sandbox.js';
 
 interface LocalAdapterOptions {
