@@ -147,12 +147,7 @@ async function main(): Promise<void> {
   try {
     const t: Tenant = await createTenant(tdb.db, 100_000);
     const c = api(gw.baseUrl, t.apiKey);
-    const voice = await insertVoice(tdb.db);
-    await tdb.db
-      .updateTable('voices')
-      .set({ provider_voice_id: [...eleven.voices][0]! })
-      .where('id', '=', voice)
-      .execute();
+    const voice = await insertVoice(tdb.db, { providerVoiceId: [...eleven.voices][0]! });
     const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
     const image = await insertUpload(tdb.db, gw.storage, t, 'image');
     const video = await insertUpload(tdb.db, gw.storage, t, 'video');

@@ -320,12 +320,7 @@ async function main() {
         }, 20);
         try {
           const t = await createTenant(g.tdb.db, 10_000);
-          const voice = await insertVoice(g.tdb.db);
-          await g.tdb.db
-            .updateTable('voices')
-            .set({ provider_voice_id: [...el.voices][0]! })
-            .where('id', '=', voice)
-            .execute();
+          const voice = await insertVoice(g.tdb.db, { providerVoiceId: [...el.voices][0]! });
           const actor = await insertActor(g.tdb.db, g.gw.storage, { defaultVoiceId: voice });
           const speeches = el.requestsOf('tts').length;
           const id = await create(g, t, '/v1/talking-actors/generate', { actor_id: actor, script: 'Hello there. This is a replay test.' });

@@ -121,12 +121,7 @@ describe('talking actor: its lipsync is a fal request, but its speech was paid f
     live.fal.flow = [...Array<'IN_QUEUE'>(2000).fill('IN_QUEUE'), 'COMPLETED'];
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
-    const voice = await insertVoice(tdb.db);
-    await tdb.db
-      .updateTable('voices')
-      .set({ provider_voice_id: [...el.voices][0]! })
-      .where('id', '=', voice)
-      .execute();
+    const voice = await insertVoice(tdb.db, { providerVoiceId: [...el.voices][0]! });
     const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
     const script = 'The lighthouse keeps its light on, even when nobody is at sea.';
     const route = catalog['talking-actor'];

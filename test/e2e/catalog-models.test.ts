@@ -177,12 +177,7 @@ describe('newer catalog models, end to end against the fakes', () => {
   test('talking-actor-v3: speaks with eleven_v3 (pcm_24000) on ElevenLabs, then lipsyncs on fal (two workflow steps), completes, and is charged its price once; a script past the lipsync cap is refused at create', async () => {
     const t = await createTenant(tdb.db, 1000);
     const c = api(gw.baseUrl, t.apiKey);
-    const voice = await insertVoice(tdb.db);
-    await tdb.db
-      .updateTable('voices')
-      .set({ provider_voice_id: [...el.voices][0]! })
-      .where('id', '=', voice)
-      .execute();
+    const voice = await insertVoice(tdb.db, { providerVoiceId: [...el.voices][0]! });
     const actor = await insertActor(tdb.db, createStorage(testConfig(tdb.url)), { defaultVoiceId: voice });
     const body = { project_id: t.projectId, actor_id: actor, model: 'talking-actor-v3', aspect_ratio: '9:16' };
 

@@ -57,9 +57,7 @@ describe('a long speech synthesis', () => {
   test('A fake ElevenLabs that takes 150 s: one synthesis call, job completed', { timeout: 280_000 }, async () => {
     el.synthesisDelayMs = SYNTHESIS_MS;
     const t = await createTenant(tdb.db, 1000);
-    const voiceId = await insertVoice(tdb.db);
-    const [providerVoiceId] = el.voices;
-    await tdb.db.updateTable('voices').set({ provider_voice_id: providerVoiceId! }).where('id', '=', voiceId).execute();
+    const voiceId = await insertVoice(tdb.db, { providerVoiceId: [...el.voices][0]! });
     const actorId = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voiceId });
     const c = api(gw.baseUrl, t.apiKey);
 

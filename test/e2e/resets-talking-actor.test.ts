@@ -52,12 +52,7 @@ const lipsyncsOf = (id: string) => live.fal.requestsOf('submit').filter((r) => J
 
 /** A talking actor whose lipsync fal refused after its submit: failed, refunded, its speech kept. */
 async function failedTalkingActor(t: Tenant, script: string): Promise<{ id: string; runId: string; price: number }> {
-  const voice = await insertVoice(tdb.db);
-  await tdb.db
-    .updateTable('voices')
-    .set({ provider_voice_id: [...el.voices][0]! })
-    .where('id', '=', voice)
-    .execute();
+  const voice = await insertVoice(tdb.db, { providerVoiceId: [...el.voices][0]! });
   const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
   live.fal.nextOutcome('content_policy');
   const r = await api(gw.baseUrl, t.apiKey).post('/v1/talking-actors/generate', { project_id: t.projectId, actor_id: actor, script });

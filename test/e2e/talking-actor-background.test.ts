@@ -279,12 +279,7 @@ describe('talking actor over a background video, on the live route (ElevenLabs s
     const c = api(gw.baseUrl, t.apiKey);
     const up = await multipartUpload(gw.baseUrl, t.apiKey, t.projectId, { name: 'background.mp4', mime: 'video/mp4', bytes: backgroundMp4 });
     assert.equal(up.status, 200, up.text);
-    const voice = await insertVoice(tdb.db);
-    await tdb.db
-      .updateTable('voices')
-      .set({ provider_voice_id: [...el.voices][0]! })
-      .where('id', '=', voice)
-      .execute();
+    const voice = await insertVoice(tdb.db, { providerVoiceId: [...el.voices][0]! });
     const actor = await insertActor(tdb.db, gw.storage, { defaultVoiceId: voice });
     const created = await c.post('/v1/talking-actors/generate', {
       project_id: t.projectId,

@@ -10,7 +10,8 @@ import { rawMinioClient } from './stack.js';
 import { newId } from '../../shared/ids.js';
 import { renderImage, renderVideo, probeMedia, type MediaInfo } from '../../activities/providers/local/media.js';
 
-export async function insertVoice(db: Database, opts: { id?: string; ttsVoice?: string } = {}) {
+/** A voice of the catalog; `providerVoiceId`: the live speech provider's voice (a fake ElevenLabs' `voices`), else local only. */
+export async function insertVoice(db: Database, opts: { id?: string; ttsVoice?: string; providerVoiceId?: string } = {}) {
   const id = opts.id ?? newId('voice');
   await db
     .insertInto('voices')
@@ -22,7 +23,7 @@ export async function insertVoice(db: Database, opts: { id?: string; ttsVoice?: 
       accent: 'american',
       preview_key: `catalog/voices/${id}/preview.wav`,
       tts_voice: opts.ttsVoice ?? 'en-us+f3',
-      provider_voice_id: null,
+      provider_voice_id: opts.providerVoiceId ?? null,
       sort_key: 1,
     })
     .execute();
