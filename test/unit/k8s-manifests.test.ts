@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { liveProviderNames } from '../../providers/index.js';
 import { providerFleetsPath, providerFleetsYaml } from '../../scripts/generate/helm-provider-fleets.js';
-import { roleScopedSecrets, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
+import { providerKeys, roleScopedSecrets, routeMode, runsMediaTools, secretsOfRoles } from '../../shared/routing.js';
 import { configVariables } from '../../shared/config.js';
 import { storageIdentities, storagePolicy } from '../../shared/storage-policies.js';
 import {
@@ -101,6 +101,22 @@ describe('the provider fleets come from the provider list', () => {
     assert.equal(azure.AZURE_OPENAI_ENDPOINT, 'https://example.openai.azure.com');
     assert.equal(azure.AZURE_OPENAI_IMAGE_DEPLOYMENT, 'gpt-image-1.5');
     assert.equal(azure.PROVIDER_CONCURRENCY, 'azure=50');
+  });
+
+  test("every process routes on the provider fleets' key names (PROVIDER_KEYS_SET): the core fleet quotes pipeline steps and batch items too", () => {
+    const objects = render([overlays.small], ['workers.fleets.google.enabled=false']);
+    const gateway = objects.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith('-gateway'))!;
+    const keysSet = envOf(gateway).PROVIDER_KEYS_SET!;
+    assert.deepEqual(
+      keysSet.split(','),
+      // Every key a provider needs to be live (an endpoint too) of the fleets enabled; never a value.
+      [...new Set(liveProviderNames.filter((p) => p !== 'google').flatMap((p) => providerKeys[p] as readonly string[]))].sort(),
+    );
+    for (const w of workerDeployments(objects)) assert.equal(envOf(w).PROVIDER_KEYS_SET, keysSet, w.metadata.name);
+    // The core fleet (no provider key of its own) sees the live models as its gateway does: a pipeline's talking actor step is live there.
+    const core = workerDeployments(objects).find((w) => rolesOf(w).includes('io'))!;
+    assert.equal(routeMode({ PROVIDERS_MODE: 'live', PROVIDER_KEYS_SET: envOf(core).PROVIDER_KEYS_SET }, 'talking-actor'), 'live');
+    assert.equal(routeMode({ PROVIDERS_MODE: 'live', PROVIDER_KEYS_SET: envOf(core).PROVIDER_KEYS_SET }, 'veo-3.1'), 'live');
   });
 
   test("a fleet's own values win: its concurrency, its scaling, or enabled false to leave the provider out", () => {

@@ -80,11 +80,28 @@ workers.fleets.<name> entry laid over it. Returned as YAML: {fleets: {<name>: {.
 
 {{/* Variables every gateway and worker reads (no secret values: those come from secretKeyRef);
 its credentials come from mediagen.fleetEnv. */}}
+{{/*
+The names of the provider keys set on the provider fleets (never their values), comma-joined. Every
+process routes on them (PROVIDER_KEYS_SET, shared/routing.ts): the gateways quote creates, the core
+fleet quotes pipeline steps and batch items, the provider fleets' route probes see which routes are live.
+*/}}
+{{- define "mediagen.providerKeysSet" -}}
+{{- $keysSet := list -}}
+{{- range $fleet, $f := (include "mediagen.fleets" . | fromYaml).fleets -}}
+{{- if and (ne $f.enabled false) (gt (len (default list $f.secrets)) 0) -}}
+{{- range $f.roles }}{{ if hasPrefix "provider:" . }}{{ $keysSet = concat $keysSet (default list $f.secrets) (keys (default dict $f.publicKeys) | sortAlpha) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $keysSet | uniq | sortAlpha | join "," -}}
+{{- end }}
+
 {{- define "mediagen.appEnv" -}}
 {{- range $k, $v := .Values.env }}
 - name: {{ $k }}
   value: {{ $v | toString | quote }}
 {{- end }}
+- name: PROVIDER_KEYS_SET
+  value: {{ include "mediagen.providerKeysSet" . | quote }}
 - name: TEMPORAL_ADDRESS
   value: {{ .Values.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
