@@ -44,6 +44,16 @@ export const stepAttempt = () => Context.current().info.attempt;
 
 export const nonRetryable = (type: string, message: string) => ApplicationFailure.create({ type, message, nonRetryable: true });
 
+/**
+ * Refuses (not retried) a provider step after the customer's deadline (`notAfter`): a task dispatched
+ * at its last moment must not make a request the job would cancel at once. `what` names the step.
+ */
+export function refuseAfterDeadline(notAfter: string | undefined, what: string): void {
+  if (notAfter !== undefined && Date.parse(notAfter) <= Date.now()) {
+    throw nonRetryable(failureTypes.jobDeadlinePassed, `the job's deadline (${notAfter}) passed before ${what}`);
+  }
+}
+
 /** The workflow run this activity works for (status moves record it; see jobs/moves.ts). */
 export function currentRunId(): string {
   const runId = Context.current().info.workflowExecution?.runId;

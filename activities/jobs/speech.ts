@@ -5,7 +5,7 @@ import { failureTypes } from '../../shared/failure-types.js';
 import type { ProviderRequest, SpeechAudio } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import type { JobProviderActivities } from '../../workflows/activity-types.js';
-import { currentRunId, nonRetryable } from './common.js';
+import { currentRunId, nonRetryable, refuseAfterDeadline } from './common.js';
 import type { ProviderStepKit } from './provider-kit.js';
 
 export function speakStep(kit: ProviderStepKit): JobProviderActivities['speak'] {
@@ -18,8 +18,7 @@ export function speakStep(kit: ProviderStepKit): JobProviderActivities['speak'] 
   return async function speak(provider: ProviderName, req: ProviderRequest, notAfter?: string): Promise<SpeechAudio> {
     const adapter = deps.adapterFor(provider);
     if (!adapter.speak) throw nonRetryable(failureTypes.providerRejected, `${provider} has no speech step`);
-    if (notAfter !== undefined && Date.parse(notAfter) <= Date.now())
-      throw nonRetryable(failureTypes.jobDeadlinePassed, `the job's deadline (${notAfter}) passed before its speech was made`);
+    refuseAfterDeadline(notAfter, 'its speech was made');
     await ownJob(req.jobId, currentRunId(), 'submitting');
     const speech = await call(provider, req.model, 'speak', () => adapter.speak!(req, providerContext()));
     Context.current().log.info('speech stored', { jobId: req.jobId, provider, seconds: Math.round(speech.seconds * 10) / 10 });

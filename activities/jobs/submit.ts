@@ -4,18 +4,8 @@ import { failureTypes } from '../../shared/failure-types.js';
 import type { ProviderRef, ProviderRequest } from '../providers/types.js';
 import type { ProviderName } from '../../shared/job-model.js';
 import type { JobProviderActivities, ProviderCheck, ProviderStepOptions, RouteSlotWait } from '../../workflows/activity-types.js';
-import { stepAttempt, nonRetryable, currentRunId, runClaim } from './common.js';
+import { stepAttempt, nonRetryable, currentRunId, runClaim, refuseAfterDeadline } from './common.js';
 import type { ProviderStepKit, StepDetails } from './provider-kit.js';
-
-/**
- * Refuses (not retried) a submit after the customer's deadline: a task dispatched at its last moment
- * must not make a request the job would cancel at once.
- */
-function refuseAfterDeadline(provider: ProviderName, opts: ProviderStepOptions): void {
-  if (opts.notAfter !== undefined && Date.parse(opts.notAfter) <= Date.now()) {
-    throw nonRetryable(failureTypes.jobDeadlinePassed, `the job's deadline (${opts.notAfter}) passed before its submit to ${provider}`);
-  }
-}
 
 export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities['submitAndCheck'] {
   const { deps, jobs, attemptRef, mayFailOver, notAfterOf, slotWaits, slots, providerContext, refFromHeartbeat, ownJob, recordRef, call, check, bestEffort } =
@@ -43,7 +33,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
     if (opts.failover) mayFailOver.set(ctx, opts);
     if (opts.notAfter !== undefined) notAfterOf.set(ctx, Date.parse(opts.notAfter));
     if (adapter.free) {
-      refuseAfterDeadline(provider, opts);
+      refuseAfterDeadline(opts.notAfter, `its submit to ${provider}`);
       const ref = await call(provider, req.model, 'submit', () => adapter.submit(req, providerContext()));
       const first = await check(provider, req, ref, true);
       if (!first.stored) {
@@ -69,7 +59,7 @@ export function submitAndCheckStep(kit: ProviderStepKit): JobProviderActivities[
       // Found in the heartbeat only: the row learns it now.
       if (recorded?.provider !== provider) await recordRef(provider, req.model, req.jobId, runId, ref);
     } else {
-      refuseAfterDeadline(provider, opts);
+      refuseAfterDeadline(opts.notAfter, `its submit to ${provider}`);
       const taken = await slots.take(provider, job, ctx.info.attempt, { grant: opts.slotGrant === true });
       // Nothing submitted: the job waits for a grant of its route's slot in its workflow.
       if (typeof taken !== 'number') return taken;
