@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../../test/support/stack.js';
+import { createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../../test/support/stack.js';
 import { api, startGateway, startWorkers, type InProcessGateway, type Workers } from '../../test/support/services.js';
 import { Holds } from '../../test/support/holds.js';
 import { createDb } from '../../db/index.js';
@@ -50,8 +50,6 @@ export interface Group {
   workers: Workers;
 }
 
-export const limits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
-
 /** A database, a gateway and a worker fleet of their own (the workers on `workerDbUrl` when given), for `fn`. */
 export async function group(
   name: string,
@@ -62,7 +60,7 @@ export async function group(
   if (!selected(name)) return void console.log(`-- ${name}: skipped (not named on the command line)`);
   console.log(`-- ${name}`);
   const tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, { ...limits, ...overrides });
+  const config = testConfig(tdb.url, { ...unhurriedLimits, ...overrides });
   const workerDb = opts.workerDbUrl ? createDb(await opts.workerDbUrl(tdb.url), 5) : undefined;
   const gw = await startGateway(config, tdb.db);
   const workers = await startWorkers(config, workerDb ?? tdb.db, 'all', opts.holds ? { activityInterceptors: [opts.holds.activityInterceptor] } : {});

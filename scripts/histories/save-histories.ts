@@ -64,6 +64,8 @@ async function main() {
   const fetchSettings = { FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin, FETCH_EXTRA_CA_FILE: remote.caFile, FETCH_TOTAL_TIMEOUT_MS: '20000' };
   const fal = await startFakeFal();
   fal.filesBaseUrl = remote.origin;
+  // The fake fal queue as a live provider, its outputs served from the loopback CDN above.
+  const falSettings = { FAL_KEY: fal.key, FAL_QUEUE_URL: fal.url, FAL_API_URL: fal.url, PROVIDER_OUTPUT_HOSTS: '127.0.0.1' };
   const xai = await startFakeXai();
   xai.filesBaseUrl = remote.origin;
   const el = await startFakeElevenLabs();
@@ -265,10 +267,7 @@ async function main() {
         ...fetchSettings,
         ...noProviderKeys,
         PROVIDERS_MODE: 'live',
-        FAL_KEY: fal.key,
-        FAL_QUEUE_URL: fal.url,
-        FAL_API_URL: fal.url,
-        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+        ...falSettings,
       },
       async (g) => {
         // The CDN serves each request's output once fal has it.
@@ -307,12 +306,8 @@ async function main() {
         ...fetchSettings,
         ...noProviderKeys,
         PROVIDERS_MODE: 'live',
-        FAL_KEY: fal.key,
-        FAL_QUEUE_URL: fal.url,
-        FAL_API_URL: fal.url,
-        ELEVENLABS_API_KEY: el.key,
-        ELEVENLABS_BASE_URL: el.url,
-        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+        ...falSettings,
+        ...el.env,
       },
       async (g) => {
         const cdn = setInterval(() => {
@@ -337,12 +332,9 @@ async function main() {
       {
         ...fetchSettings,
         PROVIDERS_MODE: 'live',
-        FAL_KEY: fal.key,
-        FAL_QUEUE_URL: fal.url,
-        FAL_API_URL: fal.url,
+        ...falSettings,
         XAI_API_KEY: xai.key,
         XAI_BASE_URL: xai.url,
-        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
         PROVIDER_FAILOVER_BUDGET_MS: '1500',
         OPENAI_API_KEY: '',
         ELEVENLABS_API_KEY: '',

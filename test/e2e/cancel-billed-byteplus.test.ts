@@ -6,7 +6,7 @@
 // is confirmed and refunds the whole price.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
@@ -34,9 +34,7 @@ before(async () => {
     FAL_KEY: '',
     ARK_API_KEY: ark.key,
     ARK_BASE_URL: ark.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:byteplus', { activityInterceptors: [holds.activityInterceptor] });

@@ -8,7 +8,7 @@
 // queued: fal removes the queued lipsync, and the provider cost is kept all the same.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
@@ -31,11 +31,8 @@ before(async () => {
   [live, el] = await Promise.all([startLiveFal(), startFakeElevenLabs()]);
   const config = testConfig(tdb.url, {
     ...live.env,
-    ELEVENLABS_API_KEY: el.key,
-    ELEVENLABS_BASE_URL: el.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...el.env,
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:elevenlabs', { activityInterceptors: [holds.activityInterceptor] });

@@ -7,7 +7,7 @@
 // allowed values and charges nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
@@ -31,11 +31,8 @@ before(async () => {
     ...live.env,
     OPENAI_API_KEY: openai.key,
     OPENAI_BASE_URL: openai.url,
-    ELEVENLABS_API_KEY: el.key,
-    ELEVENLABS_BASE_URL: el.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...el.env,
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:fal,provider:elevenlabs');

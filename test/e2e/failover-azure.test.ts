@@ -4,7 +4,7 @@
 // generation; a prompt Azure's content filter refuses fails the job without moving it anywhere else.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
@@ -28,9 +28,7 @@ before(async () => {
     OPENAI_BASE_URL: openai.url,
     AZURE_OPENAI_API_KEY: azure.key,
     AZURE_OPENAI_ENDPOINT: azure.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...unhurriedLimits,
     PROVIDER_FAILOVER_BUDGET_MS: '1500',
     PROVIDER_BREAKER_OPEN_MS: '3600000',
   });

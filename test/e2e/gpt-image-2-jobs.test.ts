@@ -4,7 +4,7 @@
 // answer check expects, and the job completes, charged its price once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
 import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
@@ -30,9 +30,7 @@ before(async () => {
     AZURE_OPENAI_API_KEY: '',
     OPENAI_API_KEY: openai.key,
     OPENAI_BASE_URL: openai.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai');

@@ -32,8 +32,7 @@ before(async () => {
   tdb = await createTestDatabase();
   config = testConfig(tdb.url, {
     PROVIDERS_MODE: 'live',
-    ELEVENLABS_API_KEY: el.key,
-    ELEVENLABS_BASE_URL: el.url,
+    ...el.env,
     FAL_KEY: fal.key,
     FAL_QUEUE_URL: fal.url,
     // The lipsync video is fetched from the fake fal's CDN: loopback HTTPS, trusted by this test only.

@@ -7,7 +7,7 @@
 // there to download: the job ends completed, charged once, and ElevenLabs was paid for one speech.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type Tenant, type TestDatabase } from '../support/stack.js';
 import { creditsOf, startGateway, startWorkers, api, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
@@ -30,11 +30,8 @@ before(async () => {
   [live, el] = await Promise.all([startLiveFal(), startFakeElevenLabs()]);
   config = testConfig(tdb.url, {
     ...live.env,
-    ELEVENLABS_API_KEY: el.key,
-    ELEVENLABS_BASE_URL: el.url,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...el.env,
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:elevenlabs');

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, Connection } from '@temporalio/client';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { createTenant, createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
 import type { FakeFal } from '../support/fake-providers/fal.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
@@ -40,9 +40,7 @@ before(async () => {
   fal = live.fal;
   config = testConfig(tdb.url, {
     ...live.env,
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
+    ...unhurriedLimits,
   });
   gw = await startGateway(config, tdb.db);
   workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');

@@ -254,8 +254,7 @@ describe('talking actor over a background video, on the live route (ElevenLabs s
     tdb = await createTestDatabase();
     const config = testConfig(tdb.url, {
       PROVIDERS_MODE: 'live',
-      ELEVENLABS_API_KEY: el.key,
-      ELEVENLABS_BASE_URL: el.url,
+      ...el.env,
       FAL_KEY: fal.key,
       FAL_QUEUE_URL: fal.url,
       FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,

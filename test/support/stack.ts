@@ -63,6 +63,12 @@ function withDb(base: URL, name: string): string {
   return u.toString();
 }
 
+/**
+ * Limits that stay out of an end-to-end suite's way: generous request rates, and no reconciler sweep
+ * on its own clock (a suite runs the reconciler when it means to).
+ */
+export const unhurriedLimits = { RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' };
+
 /** Config for a suite: the stack's services, its own database and task queues. */
 export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
   return loadConfig({

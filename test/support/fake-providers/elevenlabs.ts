@@ -22,6 +22,11 @@ export class FakeElevenLabs extends FakeServer {
     this.key = key;
   }
 
+  /** The variables that send ElevenLabs' speech here (testConfig overrides, worker process variables). */
+  get env(): Record<string, string> {
+    return { ELEVENLABS_API_KEY: this.key, ELEVENLABS_BASE_URL: this.url };
+  }
+
   private answer(req: RecordedRequest): Answer {
     const err = (status: number, code: string, message: string) => json(status, { detail: { status: code, message } });
     if (req.headers['xi-api-key'] !== this.key) return err(401, 'invalid_api_key', 'Invalid API key');
