@@ -20,6 +20,7 @@ export type {
   OutputFormat,
   Price,
   RouteOutput,
+  RouteTakes,
 } from './catalog/types.js';
 export { falRequestShapes } from './catalog/types.js';
 
@@ -71,8 +72,8 @@ const speechCharsPerSecond = 14;
 
 /** The longest script (characters) a live talking-actor request can speak within the lipsync cap. */
 export function talkingActorScriptLimit(route: ModelRoute, speed = 1): number | undefined {
-  if (route.maxSpeechSeconds === undefined) return undefined;
-  return Math.floor(route.maxSpeechSeconds * speechCharsPerSecond * speed);
+  const seconds = route.takes?.maxSpeechSeconds;
+  return seconds === undefined ? undefined : Math.floor(seconds * speechCharsPerSecond * speed);
 }
 
 /** The fields of a job's params that `requestRefusal` reads (any kind's params fit). */
@@ -248,8 +249,9 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
     if (refusal) return refusal;
   }
   // A provider's prompt bounds are its own: the local renderer takes any prompt the create schema does.
-  if (provider !== 'local' && typeof p.prompt === 'string' && route.promptChars) {
-    const { min, max } = route.promptChars;
+  const promptChars = route.takes?.promptChars;
+  if (provider !== 'local' && typeof p.prompt === 'string' && promptChars) {
+    const { min, max } = promptChars;
     const n = promptLength(p.prompt);
     if (min !== undefined && n < min) return `prompt: ${route.model} needs at least ${min} characters; this prompt has ${n}`;
     if (max !== undefined && n > max) return `prompt: ${route.model} takes at most ${max} characters; this prompt has ${n}`;
@@ -258,7 +260,7 @@ export function requestRefusal(route: ModelRoute, p: RequestShape, provider: Pro
     const speed = p.voice_options?.speed ?? 1;
     const limit = talkingActorScriptLimit(route, speed);
     if (limit !== undefined && p.script.length > limit) {
-      return `script: at most ${limit} characters at speed ${speed} here (${route.model} lipsyncs at most ${route.maxSpeechSeconds} seconds of speech per video); this script has ${p.script.length}`;
+      return `script: at most ${limit} characters at speed ${speed} here (${route.model} lipsyncs at most ${route.takes?.maxSpeechSeconds} seconds of speech per video); this script has ${p.script.length}`;
     }
   }
   return undefined;

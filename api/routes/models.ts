@@ -211,7 +211,7 @@ export function modelInfo(
   const controls = modelControls(route, config, mode);
   // A control of the kind that no route serving the model here takes is not among its inputs.
   const refused = new Set<string>(kindControls[route.kind].filter((c) => !controls.includes(c)));
-  const inputs = inputsOf(kind.body).filter((f) => (route.maxReferenceImages !== undefined || f !== 'reference_file_ids') && !refused.has(f));
+  const inputs = inputsOf(kind.body).filter((f) => (route.takes?.maxReferenceImages !== undefined || f !== 'reference_file_ids') && !refused.has(f));
   return {
     name: route.model,
     kind: route.kind,
@@ -225,8 +225,8 @@ export function modelInfo(
     default_duration: route.defaultDuration ?? null,
     resolutions: [...(route.resolutions ?? [])],
     default_resolution: route.defaultResolution ?? null,
-    max_reference_images: route.maxReferenceImages ?? null,
-    durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
+    max_reference_images: route.takes?.maxReferenceImages ?? null,
+    durations_with_references: route.takes?.referenceDurations ? { values: [...route.takes.referenceDurations] } : null,
     prompt_length: promptLengthOf(route, inputs, mode),
     price: {
       credits: route.price.credits,
@@ -282,7 +282,7 @@ const createPromptChars = { min: 1, max: 4000 } as const;
 
 function promptLengthOf(route: ModelRoute, inputs: readonly string[], mode: RouteMode): ModelInfo['prompt_length'] {
   if (!inputs.includes('prompt')) return null;
-  const own = mode === 'local' ? undefined : route.promptChars;
+  const own = mode === 'local' ? undefined : route.takes?.promptChars;
   return { min: Math.max(createPromptChars.min, own?.min ?? 0), max: Math.min(createPromptChars.max, own?.max ?? Infinity) };
 }
 

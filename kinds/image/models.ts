@@ -20,8 +20,10 @@ export const entries = {
     otherRoutes:
       "Google's Gemini API names Nano Banana 2 gemini-3.1-flash-image (GA 2026-05-28; the -preview id shut down 2026-06-25), per ai.google.dev/gemini-api/docs/changelog and /deprecations. Its changelog entry of 2026-10-06 deprecates gemini-3.1-flash-image in favour of gemini-nano-banana-2.1 (Nano Banana 2.1, a newer model, not this one) without a shutdown date; third-party gateway notes (LiteLLM) give a shutdown on 2026-10-29 that no Google page read confirms or denies. Whether the Gemini API still serves gemini-3.1-flash-image is unconfirmed, so no alternate.",
     source: 'fal.ai model page fal-ai/nano-banana-2 (prompt, num_images, aspect_ratio, output_format; /edit: image_urls)',
-    // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
-    promptChars: { min: 3 },
+    takes: {
+      // fal's input schema for fal-ai/nano-banana-2 and /edit: prompt minLength 3.
+      promptChars: { min: 3 },
+    },
     // output_format "png" is sent; fal's page gives no pixel size per aspect ratio at resolution 1K.
     produces: { formats: ['png'], aspectRatios: imageRatios, source: 'fal.ai model page fal-ai/nano-banana-2 (output_format png, aspect_ratio)' },
     aspectRatios: imageRatios,

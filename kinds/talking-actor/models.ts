@@ -33,10 +33,12 @@ export const entries = {
     defaultResolution: '720p',
     deadlineSeconds: 1800,
     price: { per: 'job', credits: 20, perHundredChars: 2, providerCost: 14 },
-    // InfiniteTalk renders num_frames 41–721 at 25 fps: at most 28.8 s of speech per request. Longer
-    // scripts are refused at create time on the live route (talkingActorScriptLimit), so what is charged
-    // is what is delivered; the local renderer has no such cap.
-    maxSpeechSeconds: 28.8,
+    takes: {
+      // InfiniteTalk renders num_frames 41–721 at 25 fps: at most 28.8 s of speech per request. Longer
+      // scripts are refused at create time on the live route (talkingActorScriptLimit), so what is charged
+      // is what is delivered; the local renderer has no such cap.
+      maxSpeechSeconds: 28.8,
+    },
   },
   // ---- talking actor with ElevenLabs' flagship speech model, Eleven v3, then the same lipsync on fal
   'talking-actor-v3': {
@@ -61,8 +63,10 @@ export const entries = {
     defaultResolution: '720p',
     deadlineSeconds: 1800,
     price: { per: 'job', credits: 20, perHundredChars: 2, providerCost: 14 },
-    // The same lipsync cap as talking-actor: at most 28.8 s of speech per video.
-    maxSpeechSeconds: 28.8,
+    takes: {
+      // The same lipsync cap as talking-actor: at most 28.8 s of speech per video.
+      maxSpeechSeconds: 28.8,
+    },
   },
 } as const satisfies Record<string, ModelEntry>;
 

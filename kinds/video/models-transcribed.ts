@@ -20,11 +20,13 @@ export const transcribedVideoEntries = {
       "fal only (fal-ai/kling-video/v3/turbo/pro/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
     source:
       'fal.ai/models/fal-ai/kling-video/v3/turbo/pro/text-to-video/llms.txt and …/image-to-video/llms.txt, read 2026-11-27 (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, 1080p, $0.14 per second; prompt best under 2500 characters)',
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
-    // fal asks for prompts under 2500 characters; longer ones are refused here rather than risked.
-    promptChars: { max: 2500 },
-    endFrame: false,
+    takes: {
+      // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+      maxReferenceImages: 1,
+      // fal asks for prompts under 2500 characters; longer ones are refused here rather than risked.
+      promptChars: { max: 2500 },
+      endFrame: false,
+    },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     durations: { min: 3, max: 15 },
@@ -52,7 +54,9 @@ export const transcribedVideoEntries = {
     otherRoutes: "fal only (fal-ai/kling-video/o3/4k/*). Kuaishou's own Kling API is not reachable from this build's sources (see kling-3.0). No alternate.",
     source:
       'fal.ai/models/fal-ai/kling-video/o3/4k/text-to-video/llms.txt, read 2026-12-02 (native 4K, duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, $0.42 per second)',
-    imageInputs: false,
+    takes: {
+      imageInputs: false,
+    },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -91,7 +95,9 @@ export const transcribedVideoEntries = {
       "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/text-to-video/llms.txt (standard tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.3034 per second at 720p) and …/image-to-video (image_url, end_image_url; $0.3024 per second at 720p)',
-    maxReferenceImages: 1,
+    takes: {
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -130,7 +136,9 @@ export const transcribedVideoEntries = {
       "fal (bytedance/seedance-2.0/*) and BytePlus ModelArk (a task at POST /api/v3/contents/generations/tasks, as seedance-1.5; the model id from BytePlus's own ark-cli; a prepaid resource pack is needed, docs.byteplus.com ModelArk 2291680): two live routes for text-to-video jobs at 480p or 720p, 4-15 s; with failover on such a job moves from one to the other. Jobs with a start or end frame stay on fal (no Ark image roles confirmed from BytePlus's text).",
     source:
       'fal.ai/models/bytedance/seedance-2.0/fast/text-to-video/llms.txt (fast tier: resolution 480p | 720p, duration 4-15, aspect_ratio 21:9 … 9:16, $0.2419 per second at 720p) and …/fast/image-to-video (image_url, end_image_url, the same price)',
-    maxReferenceImages: 1,
+    takes: {
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -164,10 +172,12 @@ export const transcribedVideoEntries = {
       "fal (xai/grok-imagine-video/v1.5/image-to-video) only. xAI serves Grok Imagine Video 1.5 on its own API (Vercel AI Gateway's model page names xai/grok-imagine-video-1.5, with grok-imagine-video-1.5-preview, and links docs.x.ai), but xAI's own model page and its SDKs give no 1.5 model id, limits or price readable here: no xAI route. No alternate.",
     source:
       'fal.ai/models/xai/grok-imagine-video/v1.5/image-to-video/llms.txt, read 2026-12-02 (image to video: prompt, image_url, duration 1-15, resolution 480p | 720p; $0.14 per second at 720p plus $0.01 per input image)',
-    startFrame: 'required',
-    // The first frame is the start frame or one reference image; there is no end-frame or multi-reference field.
-    maxReferenceImages: 1,
-    endFrame: false,
+    takes: {
+      startFrame: 'required',
+      // The first frame is the start frame or one reference image; there is no end-frame or multi-reference field.
+      maxReferenceImages: 1,
+      endFrame: false,
+    },
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
     defaultAspectRatio: '16:9',
     servedAs: { aspect_ratio: "the first frame's own shape: fal's 1.5 image-to-video takes no aspect_ratio" },

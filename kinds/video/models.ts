@@ -38,8 +38,10 @@ const videoEntries = {
       reason: 'OpenAI shut sora-2-pro down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1',
       replacement: 'veo-3.1',
     },
-    maxReferenceImages: 3,
-    referenceDurations: [8],
+    takes: {
+      maxReferenceImages: 3,
+      referenceDurations: [8],
+    },
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -83,7 +85,9 @@ const videoEntries = {
       reason: 'OpenAI shut sora-2 down on 2026-09-24 (developers.openai.com/api/docs/models/sora-2); this name is served as Veo 3.1 Fast',
       replacement: 'veo-3.1',
     },
-    maxReferenceImages: 1,
+    takes: {
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -114,9 +118,11 @@ const videoEntries = {
       "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
     source:
       'fal.ai model page fal-ai/kling-video/v3/pro/text-to-video (duration 3-15, aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
-    promptChars: { max: 2500 },
+    takes: {
+      // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+      maxReferenceImages: 1,
+      promptChars: { max: 2500 },
+    },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -145,9 +151,11 @@ const videoEntries = {
       "Kuaishou serves Kling models on its own API (app.klingai.com/global/dev), but its reference is not reachable from this build's sources: only third-party summaries, which disagree on the host and on authentication (a JWT signed with an access/secret key pair at api.klingai.com, or a bearer key at an api-singapore host after a 2026 revision). No adapter is written from those. No alternate.",
     source:
       'fal.ai model page fal-ai/kling-video/v2.6/pro/text-to-video (duration "5" | "10", aspect_ratio 16:9 | 9:16 | 1:1, generate_audio; prompt at most 2500 characters)',
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
-    promptChars: { max: 2500 },
+    takes: {
+      // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+      maxReferenceImages: 1,
+      promptChars: { max: 2500 },
+    },
     aspectRatios: ['16:9', '9:16', '1:1'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -188,8 +196,10 @@ const videoEntries = {
       "fal (fal-ai/veo3.1/*) only. Google's Gemini API route (veo-3.1-generate-preview through models.predictLongRunning) is declared but not offered: Google shut that model down on 2026-10-22 and documents no Veo model on the Gemini API since (GET /v1/models disabled_routes). Vertex AI serves Veo 3.1 GA (veo-3.1-generate-001, OAuth service-account auth); no adapter.",
     source:
       'fal.ai model page fal-ai/veo3.1 (duration 4s | 6s | 8s at 720p and 1080p, aspect_ratio 16:9 | 9:16); fal-ai/veo3.1/reference-to-video (1-3 image_urls, duration 8s)',
-    maxReferenceImages: 3,
-    referenceDurations: [8],
+    takes: {
+      maxReferenceImages: 3,
+      referenceDurations: [8],
+    },
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -227,7 +237,9 @@ const videoEntries = {
       "fal (fal-ai/veo3.1/lite/*) only. Google's Gemini API documents no live Veo model since 2026-10-22 (providers/google/descriptor.ts); Vertex AI has no adapter here. No alternate.",
     source:
       'fal.ai/models/fal-ai/veo3.1/lite/llms.txt (aspect_ratio 16:9 | 9:16, duration 4s | 6s | 8s, resolution 720p | 1080p; $0.05 per second at 720p and $0.08 at 1080p with audio), and @fal-ai/client EndpointTypeMap fal-ai/veo3.1/lite, /image-to-video, /first-last-frame-to-video',
-    maxReferenceImages: 1,
+    takes: {
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -261,8 +273,10 @@ const videoEntries = {
     otherRoutes:
       "fal (fal-ai/bytedance/seedance/v1.5/pro/*) and BytePlus ModelArk (async tasks at POST /api/v3/contents/generations/tasks, ByteDance's byteplus-python-sdk-v2 and docs.byteplus.com ModelArk 1520757): two live routes for text-to-video jobs at 480p or 720p; with failover on such a job moves from one to the other. Jobs with a start/end frame or reference images, or at 1080p, stay on fal (the Ark image roles were not confirmed from BytePlus's text, and resellers disagree on 1080p). The Ark model id seedance-1-5-pro-251215 is from third-party docs: ARK_SEEDANCE_MODEL overrides it.",
     source: 'fal.ai model page fal-ai/bytedance/seedance/v1.5/pro/text-to-video (duration 4-12, resolution 480p | 720p | 1080p, aspect_ratio 21:9 … 9:16)',
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
+    takes: {
+      // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'],
     defaultAspectRatio: '16:9',
     produces: {
@@ -291,10 +305,12 @@ const videoEntries = {
       "fal (xai/grok-imagine-video/*) and xAI's own API (docs.x.ai video generation): two live routes; with failover on a job moves from one to the other.",
     source:
       'fal.ai model page xai/grok-imagine-video/text-to-video (duration 1-15, resolution 480p | 720p, aspect_ratio 16:9 | 9:16 | 1:1 | 4:3 | 3:2 | 2:3 | 3:4)',
-    // Neither grok endpoint (fal's image-to-video, xAI's `image`) takes a last frame.
-    endFrame: false,
-    // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
-    maxReferenceImages: 1,
+    takes: {
+      // Neither grok endpoint (fal's image-to-video, xAI's `image`) takes a last frame.
+      endFrame: false,
+      // One reference image is the first frame (image-to-video); there is no multi-reference endpoint.
+      maxReferenceImages: 1,
+    },
     aspectRatios: ['16:9', '9:16', '1:1', '4:3', '3:4', '3:2', '2:3'],
     defaultAspectRatio: '16:9',
     produces: {

@@ -2,13 +2,15 @@
 // message a create that breaks it is refused with (the quote's 400, jobs/quote.ts) beside the same
 // rule as JSON Schema for the model's branch of the published document (./descriptor.ts). A unit
 // test holds the two halves of every rule to the same verdict over every video model.
-import type { BranchSchema, ModelRoute, RequestRule, RequestShape } from '../../shared/catalog.js';
+import type { BranchSchema, ModelRoute, RequestRule, RequestShape, RouteTakes } from '../../shared/catalog.js';
 import { refusedControlRules, type GenerationControl } from '../../shared/generation-controls.js';
 
 /** The generation controls a video create takes (a route that does not take one refuses it). */
 export const videoControls = ['seed', 'negative_prompt', 'audio'] as const satisfies readonly GenerationControl[];
 
 const refs = (p: RequestShape) => p.reference_file_ids?.length ?? 0;
+/** What the model's live route takes, where narrower than the create schema. */
+const takes = (route: ModelRoute): RouteTakes => route.takes ?? {};
 /** Exactly one reference image, in JSON Schema. */
 const oneReference = { required: ['reference_file_ids'], properties: { reference_file_ids: { minItems: 1, maxItems: 1 } } };
 
@@ -24,27 +26,32 @@ export const videoInputRules: readonly RequestRule[] = [
   {
     name: 'text only',
     refusal: (route, p) =>
-      route.imageInputs === false && (refs(p) > 0 || p.start_frame_file_id || p.end_frame_file_id)
+      takes(route).imageInputs === false && (refs(p) > 0 || p.start_frame_file_id || p.end_frame_file_id)
         ? `${refs(p) > 0 ? 'reference_file_ids' : p.start_frame_file_id ? 'start_frame_file_id' : 'end_frame_file_id'}: ${route.model} takes text only (no start frame, end frame or reference images)`
         : undefined,
     schema: (route) =>
-      route.imageInputs === false ? { properties: { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } } : undefined,
+      takes(route).imageInputs === false
+        ? { properties: { reference_file_ids: { maxItems: 0 }, start_frame_file_id: false, end_frame_file_id: false } }
+        : undefined,
   },
   {
     name: 'a first frame where the model is image to video only',
     refusal: (route, p) =>
-      route.startFrame === 'required' && !p.start_frame_file_id && refs(p) !== 1
+      takes(route).startFrame === 'required' && !p.start_frame_file_id && refs(p) !== 1
         ? `start_frame_file_id: ${route.model} is image to video only; send start_frame_file_id (or one reference image, used as the first frame)`
         : undefined,
-    schema: (route) => (route.startFrame === 'required' ? { anyOf: [{ required: ['start_frame_file_id'] }, oneReference] } : undefined),
+    schema: (route) => (takes(route).startFrame === 'required' ? { anyOf: [{ required: ['start_frame_file_id'] }, oneReference] } : undefined),
   },
   {
     name: 'at most the reference images the model takes',
-    refusal: (route, p) =>
-      route.maxReferenceImages !== undefined && refs(p) > route.maxReferenceImages
-        ? `reference_file_ids: ${route.model} takes at most ${route.maxReferenceImages} reference image${route.maxReferenceImages === 1 ? '' : 's'}`
-        : undefined,
-    schema: (route) => (route.maxReferenceImages !== undefined ? { properties: { reference_file_ids: { maxItems: route.maxReferenceImages } } } : undefined),
+    refusal: (route, p) => {
+      const max = takes(route).maxReferenceImages;
+      return max !== undefined && refs(p) > max ? `reference_file_ids: ${route.model} takes at most ${max} reference image${max === 1 ? '' : 's'}` : undefined;
+    },
+    schema: (route) => {
+      const max = takes(route).maxReferenceImages;
+      return max !== undefined ? { properties: { reference_file_ids: { maxItems: max } } } : undefined;
+    },
   },
   {
     name: 'reference images or a start frame, not both',
@@ -56,20 +63,22 @@ export const videoInputRules: readonly RequestRule[] = [
   },
   {
     name: 'the durations the reference endpoint takes',
-    refusal: (route, p) =>
-      refs(p) > 0 && route.referenceDurations && p.duration != null && !route.referenceDurations.includes(p.duration)
-        ? `duration: ${route.model} with reference images supports ${route.referenceDurations.join(', ')} seconds`
-        : undefined,
-    schema: (route) =>
-      route.referenceDurations
+    refusal: (route, p) => {
+      const durations = takes(route).referenceDurations;
+      return refs(p) > 0 && durations && p.duration != null && !durations.includes(p.duration)
+        ? `duration: ${route.model} with reference images supports ${durations.join(', ')} seconds`
+        : undefined;
+    },
+    schema: (route) => {
+      const durations = takes(route).referenceDurations;
+      return durations
         ? {
             dependentSchemas: {
-              reference_file_ids: {
-                anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...route.referenceDurations] } } }],
-              },
+              reference_file_ids: { anyOf: [{ properties: { reference_file_ids: { maxItems: 0 } } }, { properties: { duration: { enum: [...durations] } } }] },
             },
           }
-        : undefined,
+        : undefined;
+    },
   },
   {
     name: "the reference endpoint's fewer controls (veo-3.1: no seed or negative_prompt with reference images)",
@@ -87,8 +96,8 @@ export const videoInputRules: readonly RequestRule[] = [
   },
   {
     name: 'no end frame where the model takes none',
-    refusal: (route, p) => (p.end_frame_file_id && route.endFrame === false ? `end_frame_file_id: ${route.model} takes no end frame` : undefined),
-    schema: (route) => (route.endFrame === false ? { dependentSchemas: { end_frame_file_id: false } } : undefined),
+    refusal: (route, p) => (p.end_frame_file_id && takes(route).endFrame === false ? `end_frame_file_id: ${route.model} takes no end frame` : undefined),
+    schema: (route) => (takes(route).endFrame === false ? { dependentSchemas: { end_frame_file_id: false } } : undefined),
   },
   {
     name: 'an end frame only with a first frame',
@@ -97,7 +106,7 @@ export const videoInputRules: readonly RequestRule[] = [
       return p.end_frame_file_id && !first ? `end_frame_file_id: ${route.model} needs start_frame_file_id (the first frame) with an end frame` : undefined;
     },
     // Where the model takes no end frame, the rule above says all.
-    schema: (route) => (route.endFrame === false ? undefined : { dependentSchemas: { end_frame_file_id: firstFrame(route) } }),
+    schema: (route) => (takes(route).endFrame === false ? undefined : { dependentSchemas: { end_frame_file_id: firstFrame(route) } }),
   },
 ];
 

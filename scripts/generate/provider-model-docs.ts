@@ -53,9 +53,10 @@ function limits(r: ModelRoute, accepts: AlternateAccepts | undefined): string {
   ].filter(Boolean);
   if (r.durations) parts.push(`durations ${allowedDurations(r)} s`);
   if (r.resolutions?.length) parts.push(`resolutions ${r.resolutions.join(', ')}`);
-  if (r.startFrame === 'required') parts.push('image to video only (a first frame is required)');
-  if (r.maxReferenceImages !== undefined) parts.push(`at most ${r.maxReferenceImages} reference image${r.maxReferenceImages === 1 ? '' : 's'}`);
-  if (r.promptChars) parts.push(`prompt ${r.promptChars.min ?? 1}–${r.promptChars.max ?? 4000} characters`);
+  const takes = r.takes ?? {};
+  if (takes.startFrame === 'required') parts.push('image to video only (a first frame is required)');
+  if (takes.maxReferenceImages !== undefined) parts.push(`at most ${takes.maxReferenceImages} reference image${takes.maxReferenceImages === 1 ? '' : 's'}`);
+  if (takes.promptChars) parts.push(`prompt ${takes.promptChars.min ?? 1}–${takes.promptChars.max ?? 4000} characters`);
   if (narrower.length) parts.push(`on this route only ${narrower.join(', ')}`);
   return parts.join('; ');
 }

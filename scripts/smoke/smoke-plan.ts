@@ -93,7 +93,7 @@ export function smokePlan(day = new Date().toISOString().slice(0, 10)): SmokeSte
   }
   // The URL input: fal's cheapest video model that takes a first frame, fed the fal image step's output.
   const firstFrame = routes
-    .filter((r) => r.provider === 'fal' && r.route.provider === 'fal' && r.route.kind === 'video' && (r.route.maxReferenceImages ?? 0) >= 1)
+    .filter((r) => r.provider === 'fal' && r.route.provider === 'fal' && r.route.kind === 'video' && (r.route.takes?.maxReferenceImages ?? 0) >= 1)
     .map((r) => ({ ...r, job: smallestJob(r.route, 'fal') }))
     .sort((a, b) => providerCostFor(a.route, a.job) - providerCostFor(b.route, b.job) || a.route.model.localeCompare(b.route.model))[0];
   if (firstFrame && steps.some((s) => s.provider === 'fal' && s.kind === 'image' && s.action === 'run')) {

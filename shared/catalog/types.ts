@@ -59,31 +59,15 @@ export interface CatalogRoute {
    * (shared/catalog.ts priceAt). Unset: low jobs pay the full price.
    */
   lowPriorityDiscount?: number;
-  /** Most reference images the live route can use (extra ones would be dropped silently, so they are refused). */
-  maxReferenceImages?: number;
   /** How the live provider serves what is asked, where it differs (stated in the model catalog and README). */
   servedAs?: Readonly<Record<string, string>>;
-  /** Longest speech one live request can lipsync, in seconds (talking actor). */
-  maxSpeechSeconds?: number;
   /**
-   * Prompt length in characters (Unicode code points, as the provider counts them) that the provider's
-   * published input schema allows, where it is narrower than the create schema's 1–4000.
+   * What the primary route can take where narrower than the kind's create schema (each provider's
+   * published input schema): a request asking for more would be dropped or refused upstream, so it is
+   * refused at create (kinds/<kind>/rules.ts, shared/catalog.ts requestRefusal) and GET /v1/models says
+   * so. The alternates state theirs as `accepts`. Unset: everything the create schema allows.
    */
-  promptChars?: { min?: number; max?: number };
-  /** Durations the provider's reference-image endpoint allows, where narrower than `durations`. */
-  referenceDurations?: readonly number[];
-  /** False where the live route has no end-frame input (an end frame would be dropped, so it is refused). */
-  endFrame?: boolean;
-  /**
-   * False where the live route takes text only (no endpoint for a start frame, an end frame or reference
-   * images is written: they would be dropped, so they are refused).
-   */
-  imageInputs?: false;
-  /**
-   * 'required' where the live route is image to video only: a job without a first frame (a start frame,
-   * or a lone reference image used as one) has no endpoint to go to, so it is refused at create.
-   */
-  startFrame?: 'required';
+  takes?: RouteTakes;
   /**
    * Routes a provider declares for the model but does not offer, each with why (providers/<name>/descriptor.ts
    * `disabled`): never a job's route; GET /v1/models lists them.
@@ -104,6 +88,33 @@ export interface CatalogRoute {
    * reference-to-video has no seed or negative_prompt): the ones it takes, for jobs with reference images.
    */
   referenceControls?: readonly GenerationControl[];
+}
+
+/** The primary route's input limits (CatalogRoute `takes`). */
+export interface RouteTakes {
+  /** Most reference images the route can use (extra ones would be dropped silently, so they are refused). */
+  maxReferenceImages?: number;
+  /** Durations the provider's reference-image endpoint allows, where narrower than the model's `durations`. */
+  referenceDurations?: readonly number[];
+  /**
+   * 'required' where the route is image to video only: a job without a first frame (a start frame,
+   * or a lone reference image used as one) has no endpoint to go to, so it is refused at create.
+   */
+  startFrame?: 'required';
+  /** False where the route has no end-frame input (an end frame would be dropped, so it is refused). */
+  endFrame?: false;
+  /**
+   * False where the route takes text only (no endpoint for a start frame, an end frame or reference
+   * images is written: they would be dropped, so they are refused).
+   */
+  imageInputs?: false;
+  /**
+   * Prompt length in characters (Unicode code points, as the provider counts them) that the provider's
+   * published input schema allows, where it is narrower than the create schema's 1–4000.
+   */
+  promptChars?: { min?: number; max?: number };
+  /** Longest speech one request can lipsync, in seconds (talking actor). */
+  maxSpeechSeconds?: number;
 }
 
 /** The speech step of a route (talking actor): which provider speaks the script, with which of its models. */

@@ -172,7 +172,7 @@ describe('?dry_run=true', () => {
     for (const m of models.filter((x) => x.kind === 'video')) {
       // An image-to-video-only model is asked with its first frame (without one it is refused, as its
       // create would be); every other is asked with text alone.
-      const firstFrame = routeFor(m.name)?.startFrame === 'required' ? { start_frame_file_id: frame } : {};
+      const firstFrame = routeFor(m.name)?.takes?.startFrame === 'required' ? { start_frame_file_id: frame } : {};
       const base = { project_id: t.projectId, prompt: 'p', model: m.name, ...firstFrame };
       for (const aspect_ratio of m.aspect_ratios) {
         const r = await c.post('/v1/videos/generate?dry_run=true', { ...base, aspect_ratio });

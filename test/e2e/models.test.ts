@@ -46,8 +46,8 @@ function expected(route: ModelRoute) {
     default_duration: route.defaultDuration ?? null,
     resolutions: [...(route.resolutions ?? [])],
     default_resolution: route.defaultResolution ?? null,
-    max_reference_images: route.maxReferenceImages ?? null,
-    durations_with_references: route.referenceDurations ? { values: [...route.referenceDurations] } : null,
+    max_reference_images: route.takes?.maxReferenceImages ?? null,
+    durations_with_references: route.takes?.referenceDurations ? { values: [...route.takes.referenceDurations] } : null,
     // The local renderer takes any prompt the create schema does.
     prompt_length: route.kind === 'talking_actor' ? null : { min: 1, max: 4000 },
     deprecated_at: route.deprecation?.since ?? null,
@@ -97,7 +97,7 @@ describe('GET /v1/models', () => {
       assert.ok(kind.models.includes(name), `${name} is accepted by ${kind.createPath}`);
       assert.equal(m.create_path, kind.createPath);
       const fields = Object.keys((kind.body as any).shape).filter((f) => f !== 'project_id' && f !== 'model');
-      assert.deepEqual([...m.inputs].sort(), fields.filter((f) => route.maxReferenceImages !== undefined || f !== 'reference_file_ids').sort(), name);
+      assert.deepEqual([...m.inputs].sort(), fields.filter((f) => route.takes?.maxReferenceImages !== undefined || f !== 'reference_file_ids').sort(), name);
       assert.equal(m.served_by, 'local');
       assert.equal(m.provider, null);
     }

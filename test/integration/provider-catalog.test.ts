@@ -121,7 +121,7 @@ describe('routing catalog', () => {
       if (route.kind === 'talking_actor')
         Object.assign(base, { script: 'Welcome to the demo.', voice: testVoice, inputs: [await storeInput(storage, 'actor_image')] });
       // An image-to-video-only model is never sent a job without its first frame (refused at create).
-      if (route.startFrame === 'required') base.inputs = [await storeInput(storage, 'start_frame')];
+      if (route.takes?.startFrame === 'required') base.inputs = [await storeInput(storage, 'start_frame')];
 
       const settings: Partial<ProviderRequest>[] = [];
       for (const aspectRatio of route.aspectRatios)

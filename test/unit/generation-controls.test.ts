@@ -36,7 +36,7 @@ function requestFor(route: ModelRoute, inputs: InputFile[]): ProviderRequest {
     prompt: 'a red fox crossing a snowy field',
     aspectRatio: route.defaultAspectRatio,
     count: 1,
-    ...(route.defaultDuration !== undefined ? { duration: route.referenceDurations?.[0] ?? route.defaultDuration } : {}),
+    ...(route.defaultDuration !== undefined ? { duration: route.takes?.referenceDurations?.[0] ?? route.defaultDuration } : {}),
     ...(route.defaultResolution !== undefined ? { resolution: route.defaultResolution } : {}),
     seed: asked.seed,
     negativePrompt: asked.negativePrompt,
@@ -51,7 +51,7 @@ const falRoutes = Object.values(catalog).filter((r) => r.provider === 'fal' && r
 describe('every fal builder sends exactly the controls the catalog lists for the route', () => {
   for (const route of falRoutes) {
     test(route.model, async () => {
-      const first = route.startFrame === 'required' ? [image('start_frame', 'in/first.png')] : [];
+      const first = route.takes?.startFrame === 'required' ? [image('start_frame', 'in/first.png')] : [];
       const cases: { label: string; inputs: InputFile[]; refs: boolean }[] = [{ label: 'text', inputs: first, refs: false }];
       if (route.secondaryModelIds?.reference) cases.push({ label: 'references', inputs: [image('reference', 'in/ref.png')], refs: true });
       for (const c of cases) {

@@ -72,7 +72,7 @@ describe('the smoke:live plan', () => {
     assert.equal(url.length, 1);
     const route = routeFor(url[0]!.model)!;
     assert.equal(route.kind, 'video');
-    assert.ok((route.maxReferenceImages ?? 0) >= 1, 'the model takes a first frame');
+    assert.ok((route.takes?.maxReferenceImages ?? 0) >= 1, 'the model takes a first frame');
     assert.ok(
       plan.findIndex((s) => s.action === 'run' && s.provider === 'fal' && s.kind === 'image') < plan.indexOf(url[0]!),
       'the image the URL points at is made first',

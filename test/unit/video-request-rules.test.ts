@@ -22,7 +22,7 @@ const controlValues = { seed: 7, negative_prompt: 'rain', audio: true } as const
 function durations(route: ModelRoute): number[] {
   const d = route.durations;
   const own = !d ? [] : 'values' in d ? [...d.values] : [d.min, d.max, route.defaultDuration ?? d.min];
-  return [...new Set([...own, ...(route.referenceDurations ?? [])])].filter((n) =>
+  return [...new Set([...own, ...(route.takes?.referenceDurations ?? [])])].filter((n) =>
     !d ? false : 'values' in d ? d.values.includes(n) : n >= d.min && n <= d.max,
   );
 }
