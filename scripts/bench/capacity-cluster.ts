@@ -22,8 +22,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { createDb } from '../../db/index.js';
-import { connectClient } from '../../shared/temporal-connection.js';
-import { openClusterSuite } from '../../test/support/cluster-stack.js';
+import { openProfileSuite } from '../../test/support/profile-stack.js';
+import { clusterFaults } from '../../test/support/cluster-faults.js';
 import { chaosOverrides } from '../../test/support/cluster-chaos.js';
 import { startLiveFal } from '../../test/support/fake-providers/live-fal.js';
 import { api } from '../../test/support/services.js';
@@ -115,15 +115,13 @@ async function main() {
   const live = await startLiveFal();
   live.fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
   // A workspace's cap on pipelines at once would refuse the pipeline phase's creates.
-  const suite = await openClusterSuite({ ...chaosOverrides(live.env), PIPELINE_MAX_ACTIVE: '100000' });
+  const suite = await openProfileSuite('cluster', { overrides: { ...chaosOverrides(live.env), PIPELINE_MAX_ACTIVE: '100000' } });
   const { stack, db } = suite;
   const admin = createDb(`postgres://postgres@127.0.0.1:${stack.vars.CLUSTER_PG_LB_PORT}/postgres`, 2);
-  let connection: Awaited<ReturnType<typeof connectClient>> | undefined;
   try {
-    connection = await connectClient(stack.config);
-    const client = new Client({ connection, namespace: stack.config.TEMPORAL_NAMESPACE });
+    const client = new Client({ connection: suite.connection, namespace: stack.config.TEMPORAL_NAMESPACE });
     const withStatements = await enableStatements(admin);
-    const leader = await stack.leader();
+    const leader = await clusterFaults(stack).leader();
     const procs = clusterProcesses(stack.stateDir, processesFile, leader);
     const snap = async () => ({
       at: performance.now(),
@@ -384,7 +382,6 @@ async function main() {
     }
     console.log(`\nrun took ${fig((performance.now() - started) / 1000)} s`);
   } finally {
-    await connection?.close();
     await admin.destroy();
     await suite.close();
     await live.close();

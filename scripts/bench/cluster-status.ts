@@ -10,7 +10,8 @@
 //   npm run bench:cluster-status [-- seconds-per-phase=30]
 import { performance } from 'node:perf_hooks';
 import { createTenant, insertImageJob } from '../../test/support/stack.js';
-import { openClusterSuite } from '../../test/support/cluster-stack.js';
+import { openProfileSuite } from '../../test/support/profile-stack.js';
+import { clusterFaults } from '../../test/support/cluster-faults.js';
 
 const CONNECTIONS = 10;
 const IN_FLIGHT = 50;
@@ -26,8 +27,9 @@ interface Phase {
 }
 
 async function main() {
-  const suite = await openClusterSuite({ RATE_LIMIT_POLL_PER_MIN: '1000000' });
+  const suite = await openProfileSuite('cluster', { overrides: { RATE_LIMIT_POLL_PER_MIN: '1000000' } });
   const { stack, db } = suite;
+  const faults = clusterFaults(stack);
   try {
     const t = await createTenant(db, 1_000_000);
     const ids: string[] = [];
@@ -72,13 +74,13 @@ async function main() {
       phases.push(phase);
       console.log(`[bench] ${(await fault()).trim().replace(/\n/g, '; ')}`);
     };
-    await next('history host killed', () => stack.fault('kill', 'temporal-history-1'));
-    const primary = await stack.leader();
-    await next('Postgres primary killed', () => stack.fault('kill', 'pg-primary'));
+    await next('history host killed', () => faults.fault('kill', 'temporal-history-1'));
+    const primary = await faults.leader();
+    await next('Postgres primary killed', () => faults.fault('kill', 'pg-primary'));
     await new Promise((resolve) => setTimeout(resolve, PHASE_S * 1000));
     stop = true;
     await Promise.all(pollers);
-    console.log(`[bench] Postgres leader: ${primary} before, ${await stack.leader()} after`);
+    console.log(`[bench] Postgres leader: ${primary} before, ${await faults.leader()} after`);
     const pct = (xs: number[], p: number) => (xs.length ? xs.sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!.toFixed(1) : '-');
     console.log(
       `[bench] status polls, ${CONNECTIONS} connections closed loop over ${IN_FLIGHT} jobs and ${stack.gateways.length} gateways, ${PHASE_S} s per phase`,
@@ -94,6 +96,7 @@ async function main() {
       `[bench] errors: ${errors}${errors ? ` (${[...errorsSeen].map(([k, v]) => `${k} ×${v}`).join(', ')})` : ''}; longest gap without an answer: ${overallGap.toFixed(0)} ms`,
     );
   } finally {
+    await faults.healAll();
     await suite.close();
   }
 }

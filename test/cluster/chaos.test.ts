@@ -13,15 +13,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { openClusterSuite, type ClusterSuite } from '../support/cluster-stack.js';
+import { clusterFaults, type ClusterFaults } from '../support/cluster-faults.js';
 import { chaosOverrides, inFlight, settle, submitLoad, type Load } from '../support/cluster-chaos.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { processAlive } from '../support/prod-stack.js';
+import { openProfileSuite, processAlive, type ProfileSuite } from '../support/profile-stack.js';
 import { waitFor } from '../support/stack.js';
 
 const JOBS = Number(process.env.CLUSTER_CHAOS_JOBS ?? 200);
 const PIPELINES = Number(process.env.CLUSTER_CHAOS_PIPELINES ?? 5);
-let suite: ClusterSuite;
+let suite: ProfileSuite;
+let faults: ClusterFaults;
 let live: LiveFal;
 const recoveries: [string, number][] = [];
 
@@ -29,7 +30,8 @@ before(
   async () => {
     live = await startLiveFal();
     live.fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
-    suite = await openClusterSuite(chaosOverrides(live.env));
+    suite = await openProfileSuite('cluster', { overrides: chaosOverrides(live.env) });
+    faults = clusterFaults(suite.stack);
   },
   { timeout: 1_800_000 },
 );
@@ -42,6 +44,7 @@ after(
       console.log(`[cluster] recovery over ${sorted.length} faults: p50 ${(p50 / 1000).toFixed(1)} s, max ${(sorted.at(-1)! / 1000).toFixed(1)} s`);
       for (const [fault, ms] of recoveries) console.log(`[cluster]   ${fault}: ${(ms / 1000).toFixed(1)} s`);
     }
+    await faults?.healAll();
     await suite?.close();
     await live?.close();
   },
@@ -57,7 +60,7 @@ async function underLoad(label: string, fault: (load: Load) => Promise<Date>, he
   await heal?.();
   const { recoveryMs } = await settle(db, live.fal, load, faultAt, label);
   recoveries.push([label, recoveryMs]);
-  await stack.up();
+  await suite.up();
 }
 
 const timeout = 3_600_000;
@@ -67,7 +70,7 @@ for (const name of ['temporal-history-1', 'temporal-matching-1', 'temporal-front
     await underLoad(`${name} killed`, async () => {
       const pid = await suite.stack.pid(name);
       const at = new Date();
-      console.log(`[cluster] ${(await suite.stack.fault('kill', name)).trim()}`);
+      console.log(`[cluster] ${(await faults.fault('kill', name)).trim()}`);
       assert.equal(processAlive(pid), false, `${name} (pid ${pid}) is gone`);
       return at;
     });
@@ -76,13 +79,13 @@ for (const name of ['temporal-history-1', 'temporal-matching-1', 'temporal-front
 
 test(`the Postgres primary killed under ${JOBS} jobs and ${PIPELINES} pipelines: the standby promoted, nothing lost, credits exact`, { timeout }, async () => {
   await underLoad('Postgres primary killed (failover)', async () => {
-    const primary = await suite.stack.leader();
+    const primary = await faults.leader();
     const at = new Date();
-    console.log(`[cluster] ${(await suite.stack.fault('kill', 'pg-primary')).trim().replace(/\n/g, '; ')}`);
+    console.log(`[cluster] ${(await faults.fault('kill', 'pg-primary')).trim().replace(/\n/g, '; ')}`);
     const promoted = await waitFor(
       'Patroni to promote the standby',
       async () => {
-        const leader = await suite.stack.leader();
+        const leader = await faults.leader();
         return /^pg-[12]$/.test(leader) && leader !== primary ? leader : undefined;
       },
       120_000,
@@ -98,16 +101,16 @@ test(`worker-core-1 partitioned for 30 s under ${JOBS} jobs and ${PIPELINES} pip
     'worker-core-1 partitioned 30 s',
     async () => {
       const at = new Date();
-      console.log(`[cluster] ${(await suite.stack.fault('partition', 'worker-core-1')).trim()}`);
-      const rules = await suite.stack.fault('show');
+      console.log(`[cluster] ${(await faults.fault('partition', 'worker-core-1')).trim()}`);
+      const rules = await faults.fault('show');
       assert.match(rules, /-j DROP/, 'the partition rules are present');
       assert.match(rules, /mg-fault:worker-core-1/);
       return at;
     },
     async () => {
       await new Promise((resolve) => setTimeout(resolve, 30_000));
-      console.log(`[cluster] ${(await suite.stack.fault('heal', 'worker-core-1')).trim()}`);
-      assert.doesNotMatch(await suite.stack.fault('show'), /mg-fault:worker-core-1/);
+      console.log(`[cluster] ${(await faults.fault('heal', 'worker-core-1')).trim()}`);
+      assert.doesNotMatch(await faults.fault('show'), /mg-fault:worker-core-1/);
     },
   );
 });
@@ -151,7 +154,7 @@ test(
       await underLoad('200 ms workers ↔ frontends', async () => {
         const before = await roundTripMs(proxied);
         const at = new Date();
-        console.log(`[cluster] ${(await suite.stack.fault('delay', '200')).trim()}`);
+        console.log(`[cluster] ${(await faults.fault('delay', '200')).trim()}`);
         const during = await waitFor(
           'the delay to apply',
           async () => {
@@ -165,7 +168,7 @@ test(
         return at;
       });
     } finally {
-      await suite.stack.fault('delay', '0');
+      await faults.fault('delay', '0');
     }
   },
 );

@@ -6,27 +6,30 @@
 // processes back (the old primary as the new standby).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openClusterSuite, type ClusterSuite } from '../support/cluster-stack.js';
+import { clusterFaults, type ClusterFaults } from '../support/cluster-faults.js';
 import { chaosOverrides, inFlight, settle, submitLoad } from '../support/cluster-chaos.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
-import { processAlive } from '../support/prod-stack.js';
+import { openProfileSuite, processAlive, type ProfileSuite } from '../support/profile-stack.js';
 import { waitFor } from '../support/stack.js';
 
 const JOBS = Number(process.env.CLUSTER_SMOKE_JOBS ?? 20);
-let suite: ClusterSuite;
+let suite: ProfileSuite;
+let faults: ClusterFaults;
 let live: LiveFal;
 
 before(
   async () => {
     live = await startLiveFal();
     live.fal.flow = ['IN_QUEUE', 'IN_PROGRESS', 'COMPLETED'];
-    suite = await openClusterSuite(chaosOverrides(live.env));
+    suite = await openProfileSuite('cluster', { overrides: chaosOverrides(live.env) });
+    faults = clusterFaults(suite.stack);
   },
   { timeout: 1_800_000 },
 );
 
 after(
   async () => {
+    await faults?.healAll();
     await suite?.close();
     await live?.close();
   },
@@ -39,10 +42,10 @@ test(`a history host killed under ${JOBS} jobs and a pipeline: all complete, cre
   await inFlight(live.fal, load, Math.min(5, JOBS));
   const pid = await stack.pid('temporal-history-1');
   const faultAt = new Date();
-  console.log(`[cluster] ${(await stack.fault('kill', 'temporal-history-1')).trim()}`);
+  console.log(`[cluster] ${(await faults.fault('kill', 'temporal-history-1')).trim()}`);
   assert.equal(processAlive(pid), false, 'the history host is gone');
   await settle(db, live.fal, load, faultAt, 'history host killed');
-  assert.match(await stack.up(), /temporal-history-1: started/);
+  assert.match(await suite.up(), /temporal-history-1: started/);
 });
 
 test(
@@ -52,14 +55,14 @@ test(
     const { stack, db } = suite;
     const load = await submitLoad(stack.gateways, db, { jobs: JOBS, pipelines: 1 });
     await inFlight(live.fal, load, Math.min(5, JOBS));
-    const primary = await stack.leader();
+    const primary = await faults.leader();
     assert.match(primary, /^pg-[12]$/);
     const faultAt = new Date();
-    console.log(`[cluster] ${(await stack.fault('kill', 'pg-primary')).trim().replace(/\n/g, '; ')}`);
+    console.log(`[cluster] ${(await faults.fault('kill', 'pg-primary')).trim().replace(/\n/g, '; ')}`);
     const promoted = await waitFor(
       'Patroni to promote the standby',
       async () => {
-        const leader = await stack.leader();
+        const leader = await faults.leader();
         return /^pg-[12]$/.test(leader) && leader !== primary ? leader : undefined;
       },
       120_000,
@@ -67,6 +70,6 @@ test(
     );
     console.log(`[cluster] ${promoted} promoted in ${((Date.now() - faultAt.getTime()) / 1000).toFixed(1)} s (was ${primary})`);
     await settle(db, live.fal, load, faultAt, 'Postgres primary killed');
-    assert.match(await stack.up(), new RegExp(`${primary}: started Patroni`));
+    assert.match(await suite.up(), new RegExp(`${primary}: started Patroni`));
   },
 );

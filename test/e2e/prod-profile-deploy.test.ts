@@ -23,8 +23,7 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf, startWorkers } from '../support/services.js';
-import { processAlive } from '../support/prod-stack.js';
-import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
+import { openProfileSuite, processAlive, type ProfileSuite } from '../support/profile-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -44,8 +43,8 @@ const workerNames = async () =>
     .filter(([, command]) => command === 'worker')
     .map(([name]) => name!);
 
-let suite: ProdSuite;
-let stack: ProdSuite['stack'];
+let suite: ProfileSuite;
+let stack: ProfileSuite['stack'];
 let db: Database;
 let temporal: Client;
 let live: LiveFal;
@@ -68,7 +67,7 @@ before(
   async () => {
     live = await startLiveFal();
     // NODE_ENV=test: production refuses FETCH_ALLOW_LOOPBACK_ORIGIN, the fake CDN's way past the SSRF guard.
-    suite = await openProdSuite({ ...live.env, NODE_ENV: 'test' });
+    suite = await openProfileSuite('prod', { overrides: { ...live.env, NODE_ENV: 'test' } });
     ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },

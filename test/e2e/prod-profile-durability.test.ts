@@ -14,7 +14,7 @@ import type { Client } from '@temporalio/client';
 import { createDb, type Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
+import { openProfileSuite, type ProfileSuite } from '../support/profile-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { ledgerForJob } from '../support/ledger.js';
@@ -22,8 +22,8 @@ import { randomToken } from '../../shared/ids.js';
 
 const JOBS = 20;
 
-let suite: ProdSuite;
-let stack: ProdSuite['stack'];
+let suite: ProfileSuite;
+let stack: ProfileSuite['stack'];
 let db: Database;
 let temporal: Client;
 let live: LiveFal;
@@ -43,7 +43,7 @@ function pgCtl(args: string[]): Promise<string> {
 before(
   async () => {
     live = await startLiveFal();
-    suite = await openProdSuite({ ...live.env, NODE_ENV: 'test' });
+    suite = await openProfileSuite('prod', { overrides: { ...live.env, NODE_ENV: 'test' } });
     ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },

@@ -14,8 +14,7 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
-import { processAlive } from '../support/prod-stack.js';
-import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
+import { openProfileSuite, processAlive, type ProfileSuite } from '../support/profile-stack.js';
 import { falRequestsWith, submitsWith } from '../support/failover-stack.js';
 import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
@@ -25,8 +24,8 @@ import { roleScopedSecrets, secretsOfRoles } from '../../shared/routing.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-let suite: ProdSuite;
-let stack: ProdSuite['stack'];
+let suite: ProfileSuite;
+let stack: ProfileSuite['stack'];
 let db: Database;
 let temporal: Client;
 let live: LiveFal;
@@ -46,7 +45,7 @@ before(
     xai = await startFakeXai();
     xai.filesBaseUrl = live.cdn.origin;
     const overrides = { ...live.env, NODE_ENV: 'test', XAI_API_KEY: xai.key, XAI_BASE_URL: xai.url, PROVIDER_FAILOVER_BUDGET_MS: '1500' };
-    suite = await openProdSuite(overrides, { beforeUp: (d) => resetCircuits(d) });
+    suite = await openProfileSuite('prod', { overrides, beforeUp: (d) => resetCircuits(d) });
     ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },

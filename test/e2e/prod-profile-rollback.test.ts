@@ -16,7 +16,7 @@ import type { Client } from '@temporalio/client';
 import type { Database } from '../../db/index.js';
 import { createTenant, waitFor } from '../support/stack.js';
 import { api } from '../support/services.js';
-import { openProdSuite, type ProdSuite } from '../support/prod-suite.js';
+import { openProfileSuite, type ProfileSuite } from '../support/profile-stack.js';
 import { jobRow } from '../support/job-helpers.js';
 import { describeDeployment } from '../../worker/deployment.js';
 import { runAdmin } from '../../admin/main.js';
@@ -26,8 +26,8 @@ const dist = fileURLToPath(new URL('../../', import.meta.url));
 /** How soon after the rollback began a new job must have completed on A. */
 const ROLLBACK_BOUND_MS = 120_000;
 
-let suite: ProdSuite;
-let stack: ProdSuite['stack'];
+let suite: ProfileSuite;
+let stack: ProfileSuite['stack'];
 let db: Database;
 let temporal: Client;
 let buildBDir: string | undefined;
@@ -46,7 +46,7 @@ const deployment = () => describeDeployment(temporal.workflowService, 'default',
 before(
   async () => {
     // B's workers stop soon after B drains (the default check is every 30 s).
-    suite = await openProdSuite({ WORKER_DRAIN_CHECK_MS: '5000' });
+    suite = await openProfileSuite('prod', { overrides: { WORKER_DRAIN_CHECK_MS: '5000' } });
     ({ stack, db, temporal } = suite);
   },
   { timeout: 4_200_000 },

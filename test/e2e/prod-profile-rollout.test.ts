@@ -17,50 +17,46 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, type ActivityInterceptorsFactory } from '@temporalio/worker';
-import { Client, type Connection } from '@temporalio/client';
-import { connectClient } from '../../shared/temporal-connection.js';
+import type { Client } from '@temporalio/client';
 import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
 import { api, creditsOf, startGateway, startWorkers, type Workers } from '../support/services.js';
 import { Holds, type HeldCall } from '../support/holds.js';
-import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
+import { openProfileSuite, type ProfileSuite } from '../support/profile-stack.js';
 import { ledgerForJob } from '../support/ledger.js';
 import { randomToken } from '../../shared/ids.js';
 import { runAdmin } from '../../admin/main.js';
 import type { Config } from '../../shared/config.js';
 import protos from '@temporalio/proto';
-import { codecDataConverter } from '../../codec/payload-codec.js';
 
 const temporalEnums = protos.temporal.api.enums.v1;
 
 const buildBWorkflows = fileURLToPath(new URL('./fixtures/rollout-build-b.js', import.meta.url));
 const JOBS = 20;
 
-let prod: ProdStack & { release(): void };
+let suite: ProfileSuite;
+let prod: ProfileSuite['stack'];
 let tdb: TestDatabase;
 let bundleDir: string;
 let buildBBundle: string;
-let connection: Connection;
 let temporal: Client;
 
 before(
   async () => {
-    prod = await lockProdStack();
+    suite = await openProfileSuite('prod');
+    ({ stack: prod, temporal } = suite);
     tdb = await createTestDatabase();
     bundleDir = await mkdtemp(join(tmpdir(), 'rollout-test-'));
     buildBBundle = join(bundleDir, 'workflow-bundle-b.js');
     const { code } = await bundleWorkflowCode({ workflowsPath: buildBWorkflows, logger: new DefaultLogger('ERROR') });
     await writeFile(buildBBundle, code);
-    connection = await connectClient(prod.config);
-    temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(prod.config) });
   },
   { timeout: 4_200_000 },
 );
 
 after(async () => {
-  await connection?.close();
   await tdb?.drop();
   if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
-  prod?.release();
+  await suite?.close();
 });
 
 /** Which fleet ran each activity task, per job: an activity interceptor on each provider fleet. */

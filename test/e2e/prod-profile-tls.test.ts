@@ -11,14 +11,14 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { lockProdStack, type ProdStack } from '../support/prod-stack.js';
+import { lockProfile, type ProfileStack } from '../support/profile-stack.js';
 import { waitFor } from '../support/stack.js';
 
-let stack: ProdStack & { release(): void };
+let stack: ProfileStack & { release(): void };
 
 before(
   async () => {
-    stack = await lockProdStack();
+    stack = await lockProfile('prod');
   },
   { timeout: 4_200_000 },
 );

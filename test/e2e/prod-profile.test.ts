@@ -7,42 +7,35 @@
 // the next `stack.sh up prod`, and every job completes with exact credits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Client, type Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { dirname, join } from 'node:path';
 import { connectClient, connectNative } from '../../shared/temporal-connection.js';
-import { createDb, type Database } from '../../db/index.js';
+import type { Database } from '../../db/index.js';
 import { createStorage, type Storage } from '../../shared/storage.js';
 import { ledgerForJob } from '../support/ledger.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
 import { createTenant, waitFor, type Tenant } from '../support/stack.js';
 import { api, creditsOf } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
-import { lockProdStack, processAlive, type ProdStack } from '../support/prod-stack.js';
+import { openProfileSuite, processAlive, type ProfileSuite } from '../support/profile-stack.js';
 import { jobFinished } from '../support/job-helpers.js';
-import { codecDataConverter } from '../../codec/payload-codec.js';
 
-let stack: ProdStack & { release(): void };
+let suite: ProfileSuite;
+let stack: ProfileSuite['stack'];
 let db: Database;
 let storage: Storage;
-let connection: Connection;
 let temporal: Client;
 
 before(
   async () => {
-    stack = await lockProdStack();
-    db = createDb(stack.config.DATABASE_URL, 5);
+    suite = await openProfileSuite('prod');
+    ({ stack, db, temporal } = suite);
     storage = createStorage(stack.config);
-    connection = await connectClient(stack.config);
-    temporal = new Client({ connection, namespace: 'default', ...codecDataConverter(stack.config) });
   },
   { timeout: 4_200_000 },
 );
 
-after(async () => {
-  await connection?.close();
-  await db?.destroy();
-  stack?.release();
-});
+after(() => suite?.close());
 
 const gateway = (i: 0 | 1) => stack.gateways[i]!;
 

@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requireStackEnv } from '../support/stack.js';
-import { parseExports, runStackScript } from '../support/prod-stack.js';
+import { parseExports, runStackScript } from '../support/profile-stack.js';
 import { randomToken } from '../../shared/ids.js';
 
 const stack = (args: string[], env: NodeJS.ProcessEnv) => runStackScript(args, env, 180_000);
