@@ -1,5 +1,8 @@
-// Starts our own processes' code in-process against the real stack: the gateway (over HTTP on a
-// loopback port) and a worker fleet (real Temporal workers polling the suite's task queues).
+// The in-process harness: our own processes' code started in this process against the real stack,
+// the gateway (over HTTP on a loopback port) and a worker fleet (real Temporal workers polling the
+// suite's task queues), on a database of the suite's own. Suites start their stack with
+// startService; startGateway and startWorkers remain for the suites that need two gateways or
+// several worker fleets in one suite.
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -139,21 +142,48 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** A suite's whole service: its own database, a gateway and a worker fleet on its own task queues. */
-export async function startService(overrides: Record<string, string> = {}): Promise<Service> {
+/** How a suite's service runs, beyond its config overrides. */
+export interface ServiceOptions {
+  /** The worker roles to run (worker/roles.ts syntax, e.g. 'workflows,io,fetch,provider:fal'); 'all' by default. */
+  roles?: string;
+  /** Worker service overrides (activity interceptors, storage, extra activities, log destination). */
+  workers?: Pick<WorkerServiceOverrides, 'activityInterceptors' | 'storage' | 'extraActivities' | 'logDestination'>;
+  /** Gateway options (a Temporal client, a clock), as startGateway takes them. */
+  gateway?: { temporal?: Client; clock?: () => Date };
+}
+
+/**
+ * A suite's whole service: its own database, a gateway and a worker fleet on its own task queues.
+ * What started before a failing step is closed again before the error is rethrown.
+ */
+export async function startService(overrides: Record<string, string> = {}, opts: ServiceOptions = {}): Promise<Service> {
   const tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, overrides);
-  const gw = await startGateway(config, tdb.db);
-  const workers = await startWorkers(config, tdb.db);
-  return {
-    tdb,
-    config,
-    gw,
-    workers,
-    async close() {
-      await workers.stop();
-      await gw.close();
-      await tdb.drop();
-    },
-  };
+  let gateway: InProcessGateway | undefined;
+  try {
+    const config = testConfig(tdb.url, overrides);
+    const gw = (gateway = await startGateway(config, tdb.db, opts.gateway));
+    const workers = await startWorkers(config, tdb.db, opts.roles, opts.workers);
+    return {
+      tdb,
+      config,
+      gw,
+      workers,
+      async close() {
+        try {
+          await workers.stop();
+        } finally {
+          try {
+            await gw.close();
+          } finally {
+            await tdb.drop();
+          }
+        }
+      },
+    };
+  } catch (err) {
+    // The start's own error is the one to report, not a failure to close after it.
+    await gateway?.close().catch(() => {});
+    await tdb.drop().catch(() => {});
+    throw err;
+  }
 }
