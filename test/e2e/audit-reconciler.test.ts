@@ -7,8 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { reconcilerOf } from '../support/reconciler.js';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, startService, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { createDb, type Database } from '../../db/index.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
@@ -18,6 +18,7 @@ import { resetRun, runHistory } from '../support/resets.js';
 import type { Config } from '../../shared/config.js';
 import { createImage } from '../support/job-helpers.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let config: Config;
@@ -27,22 +28,19 @@ const price = 4; // nano-banana-2, one image
 const pools: Database[] = [];
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
   // Every request stays in fal's queue: the jobs are in flight until the test ends them.
   live.fal.flow = ['IN_QUEUE'];
   // The reconcilers are driven by hand (runOnce).
-  config = testConfig(tdb.url, { ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  suite = await startService({ ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
+  ({ tdb, config, gw, workers } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  // The replicas' pools close before their database is dropped.
   await Promise.all(pools.map((p) => p.destroy()));
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 /** A reconciler replica with its own pool, as another worker process would have. */

@@ -8,8 +8,8 @@
 // job is charged once and fal never has more than the route's slots in flight.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, startService, type InProcessGateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { waitAllFinished } from '../support/fair-share.js';
 import { jobLedger } from '../support/job-helpers.js';
@@ -18,31 +18,30 @@ const SLOTS = 2;
 const A_ITEMS = 40;
 const B_JOBS = 2;
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let gw: InProcessGateway;
-let worker: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
   live.fal.flow = ['IN_PROGRESS', 'COMPLETED'];
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    ROUTE_SLOTS: `fal=${SLOTS}`,
-    RATE_LIMIT_GENERATE_PER_MIN: '100000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  worker = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+  suite = await startService(
+    {
+      ...live.env,
+      ROUTE_SLOTS: `fal=${SLOTS}`,
+      RATE_LIMIT_GENERATE_PER_MIN: '100000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      RECONCILE_INTERVAL_MS: '3600000',
+    },
+    { roles: 'workflows,io,fetch,provider:fal' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await worker?.stop();
-  await gw?.close();
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 const image = (prompt: string) => ({ prompt, model: 'nano-banana-2', aspect_ratio: '1:1', count: 1 });

@@ -10,8 +10,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { verifyWebhook } from '@mediagen/client/webhooks';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, assertApiError, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, assertApiError, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { ledgerCharges } from '../support/ledger.js';
 import { Receiver } from '../support/webhook-receiver.js';
@@ -21,15 +21,14 @@ import { secretsEncryptionKey } from '../../shared/webhooks/signing.js';
 import type { Config } from '../../shared/config.js';
 import { batchEventDataSchema } from '../../shared/batches.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 const receiver = new Receiver();
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, {
+  suite = await startService({
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_RETRY_INITIAL_MS: '100',
@@ -41,16 +40,13 @@ before(async () => {
     RATE_LIMIT_GENERATE_PER_MIN: '10000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all');
+  ({ tdb, config, gw } = suite);
   await receiver.start();
 });
 
 after(async () => {
   await receiver.close();
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 const signingSecret = async (t: Tenant) =>

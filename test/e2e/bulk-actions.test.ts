@@ -12,31 +12,27 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, insertImageJob, rawMinioClient, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, assertApiError, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, insertImageJob, rawMinioClient, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, assertApiError, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { ledgerCharges } from '../support/ledger.js';
 import { failJob } from '../../jobs/index.js';
 import { BULK_ACTION_MAX_JOBS } from '../../shared/bulk-actions.js';
 import { jobPrefix } from '../../shared/storage.js';
 import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, { RATE_LIMIT_GENERATE_PER_MIN: '10000', RATE_LIMIT_POLL_PER_MIN: '100000' });
-  gw = await startGateway(config, tdb.db);
   // The workflows role alone: the action's run, and no provider worker (a retried job waits, never runs).
-  workers = await startWorkers(config, tdb.db, 'workflows');
+  suite = await startService({ RATE_LIMIT_GENERATE_PER_MIN: '10000', RATE_LIMIT_POLL_PER_MIN: '100000' }, { roles: 'workflows' });
+  ({ tdb, config, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 async function actionOf(t: Tenant, id: string) {

@@ -6,45 +6,44 @@
 // is confirmed and refunds the whole price.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeByteplus, type FakeByteplus } from '../support/fake-providers/byteplus.js';
 import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
 import { catalog, priceFor } from '../../shared/catalog.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let ark: FakeByteplus;
 let gw: Gateway;
-let workers: Workers;
 const holds = new Holds();
 const duration = 5;
 const price = priceFor(catalog['seedance-1.5'], { duration });
 const cost = catalog['seedance-1.5'].price.providerCost * duration;
 
 before(async () => {
-  tdb = await createTestDatabase();
   [live, ark] = await Promise.all([startLiveFal(), startFakeByteplus()]);
   ark.filesBaseUrl = live.cdn.origin;
   // No fal key: seedance-1.5 is live on its BytePlus route only.
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    FAL_KEY: '',
-    ARK_API_KEY: ark.key,
-    ARK_BASE_URL: ark.url,
-    ...unhurriedLimits,
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:byteplus', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    {
+      ...live.env,
+      FAL_KEY: '',
+      ARK_API_KEY: ark.key,
+      ARK_BASE_URL: ark.url,
+      ...unhurriedLimits,
+    },
+    { roles: 'workflows,io,fetch,provider:byteplus', workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await Promise.all([live?.close(), ark?.close()]);
-  await tdb?.drop();
 });
 
 /** Creates a video job held right after its submit (the task is at Ark and recorded), lets `meanwhile` act at Ark, cancels it. */

@@ -8,8 +8,8 @@
 // queued: fal removes the queued lipsync, and the provider cost is kept all the same.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, unhurriedLimits, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
@@ -17,32 +17,31 @@ import { catalog, priceFor, providerCostFor } from '../../shared/catalog.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let el: FakeElevenLabs;
 let gw: Gateway;
-let workers: Workers;
 const holds = new Holds();
 const price = priceFor(catalog['nano-banana-2'], { count: 1 });
 const cost = catalog['nano-banana-2'].price.providerCost;
 
 before(async () => {
-  tdb = await createTestDatabase();
   [live, el] = await Promise.all([startLiveFal(), startFakeElevenLabs()]);
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    ...el.env,
-    ...unhurriedLimits,
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:elevenlabs', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    {
+      ...live.env,
+      ...el.env,
+      ...unhurriedLimits,
+    },
+    { roles: 'workflows,io,fetch,provider:fal,provider:elevenlabs', workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await Promise.all([live?.close(), el?.close()]);
-  await tdb?.drop();
 });
 
 /** Creates an image job held right after its submit (the request is at fal and recorded), cancels it, and answers what the cancel asked of fal. */

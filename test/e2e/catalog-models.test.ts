@@ -7,8 +7,8 @@
 // allowed values and charges nothing.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
@@ -17,32 +17,31 @@ import { catalog, priceFor } from '../../shared/catalog.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { createStorage } from '../../shared/storage.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let openai: FakeOpenAI;
 let el: FakeElevenLabs;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   [live, openai, el] = await Promise.all([startLiveFal(), startFakeOpenAI(), startFakeElevenLabs()]);
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    OPENAI_API_KEY: openai.key,
-    OPENAI_BASE_URL: openai.url,
-    ...el.env,
-    ...unhurriedLimits,
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:fal,provider:elevenlabs');
+  suite = await startService(
+    {
+      ...live.env,
+      OPENAI_API_KEY: openai.key,
+      OPENAI_BASE_URL: openai.url,
+      ...el.env,
+      ...unhurriedLimits,
+    },
+    { roles: 'workflows,io,fetch,provider:openai,provider:fal,provider:elevenlabs' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await Promise.all([live?.close(), openai?.close(), el?.close()]);
-  await tdb?.drop();
 });
 
 describe('newer catalog models, end to end against the fakes', () => {

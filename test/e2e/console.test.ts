@@ -16,8 +16,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
 import { MediaGenClient, type Pipeline } from '@mediagen/client';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { startService, type InProcessGateway, type Service } from '../support/services.js';
 import { colourSummary, decodePng } from '../support/png-pixels.js';
 import { seedDemo, type DemoSeed } from '../../admin/seed.js';
 import { revokeApiKey } from '../../db/repos/workspaces.js';
@@ -27,9 +27,9 @@ import { Receiver } from '../support/webhook-receiver.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
 
+let suite: Service;
 let tdb: TestDatabase;
 let gw: InProcessGateway;
-let workers: Workers;
 let browser: Browser;
 let demo: DemoSeed;
 let axeSource: string;
@@ -39,8 +39,7 @@ const IMAGE_MODEL = 'nano-banana-2';
 const VIDEO_MODEL = 'veo-3.1-lite';
 
 before(async () => {
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
+  suite = await startService({
     RATE_LIMIT_GENERATE_PER_MIN: '10000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     // `[latency:N]` in a prompt holds that one job at the local renderer (a video to watch and cancel).
@@ -52,8 +51,7 @@ before(async () => {
     WEBHOOK_RETRY_MAX_INTERVAL_MS: '200',
     WEBHOOK_RETRY_MAX_ATTEMPTS: '3',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db);
+  ({ tdb, gw } = suite);
   demo = await seedDemo(tdb.db);
   await receiver.start();
   axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -68,9 +66,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await receiver.close();
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 /** A fresh browser profile (its own cookies and storage) with one page at `width`. */

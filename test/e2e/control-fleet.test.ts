@@ -18,8 +18,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import protos from '@temporalio/proto';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway, type Service } from '../support/services.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { restartTerminateReason } from '../../worker/pipeline-operator-ends.js';
 import type { Config } from '../../shared/config.js';
@@ -42,10 +42,10 @@ interface ControlProcess {
   exited: Promise<unknown>;
 }
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: InProcessGateway;
-let workers: Workers;
 const procs: ControlProcess[] = [];
 
 async function spawnControl(): Promise<ControlProcess> {
@@ -102,11 +102,12 @@ async function fleetSum(name: string, labels = ''): Promise<number> {
 const pidOfHolder = (holder: string) => Number(holder.split('/')[1]);
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
-  gw = await startGateway(config, tdb.db);
   // The pipelines' workers, without the reconciler role: only the spawned processes compete for the leases.
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:local');
+  suite = await startService(
+    { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' },
+    { roles: 'workflows,io,fetch,provider:local' },
+  );
+  ({ tdb, config, gw } = suite);
   // Started one after another: eight at once would starve a two-core machine.
   for (let i = 0; i < PROCESSES; i++) procs.push(await spawnControl());
 });
@@ -114,9 +115,7 @@ before(async () => {
 after(async () => {
   for (const p of live()) p.child.kill('SIGTERM');
   await Promise.all(procs.map((p) => p.exited));
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 describe('eight processes with the control role', () => {

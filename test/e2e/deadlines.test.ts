@@ -8,8 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { pino } from 'pino';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { falRequestsWith } from '../support/failover-stack.js';
 import { jobFinished, jobLedger, jobRow } from '../support/job-helpers.js';
@@ -25,6 +25,7 @@ const price = 4;
 /** What fal bills for the image (nano-banana-2): kept when a cancel reaches a request fal had started. */
 const cost = catalog['nano-banana-2'].price.providerCost;
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let config: Config;
@@ -33,25 +34,24 @@ let workers: Workers;
 const holds = new Holds();
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
-  config = testConfig(tdb.url, {
-    ...live.env,
-    // One fal request at a time: a held job in front keeps the next one queued.
-    PROVIDER_CONCURRENCY: 'fal=1',
-    RATE_LIMIT_GENERATE_PER_MIN: '100000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    {
+      ...live.env,
+      // One fal request at a time: a held job in front keeps the next one queued.
+      PROVIDER_CONCURRENCY: 'fal=1',
+      RATE_LIMIT_GENERATE_PER_MIN: '100000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      RECONCILE_INTERVAL_MS: '3600000',
+    },
+    { roles: 'workflows,io,fetch,provider:fal', workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, config, gw, workers } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 const client = (t: Tenant) => api(gw.baseUrl, t.apiKey);

@@ -5,35 +5,32 @@
 // document the gateway serves.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { Holds } from '../support/holds.js';
 import { documentValidator } from '../support/openapi.js';
 import { ledgerForJob } from '../support/ledger.js';
-import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 let assertMatchesDocument: ReturnType<typeof documentValidator>;
 const holds = new Holds();
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' },
+    { workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, gw } = suite);
   const doc = await api(gw.baseUrl).get('/v1/openapi.json');
   assert.equal(doc.status, 200);
   assertMatchesDocument = documentValidator(doc.body);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 interface Kind {

@@ -4,45 +4,47 @@
 // generation; a prompt Azure's content filter refuses fails the job without moving it anywhere else.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, unhurriedLimits, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { startFakeAzure, type FakeAzure } from '../support/fake-providers/azure.js';
 import { json } from '../support/fake-providers/server.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let openai: FakeOpenAI;
 let azure: FakeAzure;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   [live, openai, azure] = await Promise.all([startLiveFal(), startFakeOpenAI(), startFakeAzure()]);
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    OPENAI_API_KEY: openai.key,
-    OPENAI_BASE_URL: openai.url,
-    AZURE_OPENAI_API_KEY: azure.key,
-    AZURE_OPENAI_ENDPOINT: azure.url,
-    ...unhurriedLimits,
-    PROVIDER_FAILOVER_BUDGET_MS: '1500',
-    PROVIDER_BREAKER_OPEN_MS: '3600000',
-  });
-  // OpenAI shut gpt-image-1.5 down on 2026-12-01 (its catalog retiresAt): the gateway's clock stands
-  // the day before, while both of its routes still served it.
-  gw = await startGateway(config, tdb.db, { clock: () => new Date('2026-11-30T12:00:00Z') });
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai,provider:azure');
+  suite = await startService(
+    {
+      ...live.env,
+      OPENAI_API_KEY: openai.key,
+      OPENAI_BASE_URL: openai.url,
+      AZURE_OPENAI_API_KEY: azure.key,
+      AZURE_OPENAI_ENDPOINT: azure.url,
+      ...unhurriedLimits,
+      PROVIDER_FAILOVER_BUDGET_MS: '1500',
+      PROVIDER_BREAKER_OPEN_MS: '3600000',
+    },
+    {
+      roles: 'workflows,io,fetch,provider:openai,provider:azure',
+      // OpenAI shut gpt-image-1.5 down on 2026-12-01 (its catalog retiresAt): the gateway's clock stands
+      // the day before, while both of its routes still served it.
+      gateway: { clock: () => new Date('2026-11-30T12:00:00Z') },
+    },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await Promise.all([live?.close(), openai?.close(), azure?.close()]);
-  await tdb?.drop();
 });
 
 const finished = (id: string) => jobFinished(tdb.db, id);

@@ -10,8 +10,8 @@
 // route's slots in flight.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { startGateway, startWorkers, type InProcessGateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type TestDatabase } from '../support/stack.js';
+import { startService, type InProcessGateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { createImages, describeTimeline, jobTimeline, waitAllFinished } from '../support/fair-share.js';
 import { jobLedger } from '../support/job-helpers.js';
@@ -23,32 +23,31 @@ const B_JOBS = 2;
 // nano-banana-2 on fal: 4 credits per image (shared/catalog.ts).
 const price = 4;
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let gw: InProcessGateway;
-let worker: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
   // Each request runs until its first status check (about a second after its submit).
   live.fal.flow = ['IN_PROGRESS', 'COMPLETED'];
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    ROUTE_SLOTS: `fal=${SLOTS}`,
-    RATE_LIMIT_GENERATE_PER_MIN: '100000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  worker = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+  suite = await startService(
+    {
+      ...live.env,
+      ROUTE_SLOTS: `fal=${SLOTS}`,
+      RATE_LIMIT_GENERATE_PER_MIN: '100000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      RECONCILE_INTERVAL_MS: '3600000',
+    },
+    { roles: 'workflows,io,fetch,provider:fal' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await worker?.stop();
-  await gw?.close();
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 test(`B's ${B_JOBS} jobs submitted behind A's ${A_JOBS} on a ${SLOTS}-slot route, one worker, are done before A's 10th`, async () => {

@@ -4,43 +4,42 @@
 // answer check expects, and the job completes, charged its price once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, unhurriedLimits, type TestDatabase } from '../support/stack.js';
+import { api, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fake-providers/openai.js';
 import { jobFinished, jobLedger } from '../support/job-helpers.js';
 import { catalog, priceFor } from '../../shared/catalog.js';
 import { gptImage2Sizes } from '../../activities/providers/gpt-image-models.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let openai: FakeOpenAI;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   openai = await startFakeOpenAI();
-  const config = testConfig(tdb.url, {
-    PROVIDERS_MODE: 'live',
-    FAL_KEY: '',
-    ELEVENLABS_API_KEY: '',
-    XAI_API_KEY: '',
-    GEMINI_API_KEY: '',
-    ARK_API_KEY: '',
-    DASHSCOPE_API_KEY: '',
-    AZURE_OPENAI_API_KEY: '',
-    OPENAI_API_KEY: openai.key,
-    OPENAI_BASE_URL: openai.url,
-    ...unhurriedLimits,
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:openai');
+  suite = await startService(
+    {
+      PROVIDERS_MODE: 'live',
+      FAL_KEY: '',
+      ELEVENLABS_API_KEY: '',
+      XAI_API_KEY: '',
+      GEMINI_API_KEY: '',
+      ARK_API_KEY: '',
+      DASHSCOPE_API_KEY: '',
+      AZURE_OPENAI_API_KEY: '',
+      OPENAI_API_KEY: openai.key,
+      OPENAI_BASE_URL: openai.url,
+      ...unhurriedLimits,
+    },
+    { roles: 'workflows,io,fetch,provider:openai' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await openai?.close();
-  await tdb?.drop();
 });
 
 describe('gpt-image-2 jobs against the OpenAI fake', () => {

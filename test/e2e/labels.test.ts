@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { verifyWebhook } from '@mediagen/client/webhooks';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { insertActor, insertUpload, insertVoice } from '../support/fixtures.js';
 import { documentValidator } from '../support/openapi.js';
 import { Receiver } from '../support/webhook-receiver.js';
@@ -23,23 +23,21 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { jobStatuses } from '../../shared/job-model.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let gw: Gateway;
-let workers: Workers;
 let assertMatchesDocument: ReturnType<typeof documentValidator>;
 const receiver = new Receiver();
 
 before(async () => {
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
+  suite = await startService({
     LOCAL_RENDER_FAULTS: 'true',
     WEBHOOK_ALLOW_LOOPBACK: 'true',
     RECONCILE_INTERVAL_MS: '3600000',
     RATE_LIMIT_GENERATE_PER_MIN: '100000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all');
+  ({ tdb, gw } = suite);
   await receiver.start();
   const doc = await api(gw.baseUrl).get('/v1/openapi.json');
   assert.equal(doc.status, 200);
@@ -47,10 +45,8 @@ before(async () => {
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await receiver.close();
-  await tdb?.drop();
 });
 
 /** The workspace's webhook signing secret (the admin CLI's rotate). */

@@ -6,21 +6,19 @@
 // HTTP timeout (240 s, its default: there is no setting for it) is above the synthesis time.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { insertActor, insertVoice } from '../support/fixtures.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { makeSampleMedia, startHttpsTestServer, type HttpsTestServer, type SampleMedia } from '../support/https-server.js';
 import { ledgerForJob } from '../support/ledger.js';
-import type { Config } from '../../shared/config.js';
 
 const SYNTHESIS_MS = 150_000;
 
+let suite: Service;
 let tdb: TestDatabase;
-let config: Config;
 let gw: Gateway;
-let workers: Workers;
 let el: FakeElevenLabs;
 let fal: FakeFal;
 let cdn: HttpsTestServer;
@@ -29,26 +27,25 @@ let media: SampleMedia;
 before(async () => {
   [el, fal, cdn, media] = await Promise.all([startFakeElevenLabs(), startFakeFal(), startHttpsTestServer(), makeSampleMedia()]);
   fal.filesBaseUrl = cdn.origin;
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, {
-    PROVIDERS_MODE: 'live',
-    ...el.env,
-    FAL_KEY: fal.key,
-    FAL_QUEUE_URL: fal.url,
-    // The lipsync video is fetched from the fake fal's CDN: loopback HTTPS, trusted by this test only.
-    FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
-    FETCH_EXTRA_CA_FILE: cdn.caFile,
-    PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
-    RECONCILE_INTERVAL_MS: '3600000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs,provider:fal');
+  suite = await startService(
+    {
+      PROVIDERS_MODE: 'live',
+      ...el.env,
+      FAL_KEY: fal.key,
+      FAL_QUEUE_URL: fal.url,
+      // The lipsync video is fetched from the fake fal's CDN: loopback HTTPS, trusted by this test only.
+      FETCH_ALLOW_LOOPBACK_ORIGIN: cdn.origin,
+      FETCH_EXTRA_CA_FILE: cdn.caFile,
+      PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+      RECONCILE_INTERVAL_MS: '3600000',
+    },
+    { roles: 'workflows,io,fetch,provider:elevenlabs,provider:fal' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
   await Promise.all([el?.close(), fal?.close(), cdn?.close()]);
 });
 

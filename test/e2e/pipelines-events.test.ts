@@ -13,44 +13,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MediaGenClient, MediaGenError, type Pipeline } from '@mediagen/client';
-import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, type Tenant } from '../support/stack.js';
+import { api, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { openEventStream, type SseEvent, type SseStream } from '../support/sse.js';
 
 const cli = fileURLToPath(new URL('../../../client/bin/mediagen.js', import.meta.url));
 
-let tdb: TestDatabase;
+let suite: Service;
 let gw: Gateway;
-let workers: Workers;
 let t: Tenant;
 let other: Tenant;
 let dir: string;
 const holds = new Holds();
 
 before(async () => {
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
-    // Long enough for the renderer to report percents, each written: a step's progress is an event.
-    LOCAL_RENDER_LATENCY_MS: '2500',
-    PROGRESS_WRITE_INTERVAL_MS: '0',
-    LOCAL_RENDER_FAULTS: 'true',
-    SSE_HEARTBEAT_MS: '200',
-    RECONCILE_INTERVAL_MS: '3600000',
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
-  [t, other] = [await createTenant(tdb.db, 10_000), await createTenant(tdb.db, 1000)];
+  suite = await startService(
+    {
+      // Long enough for the renderer to report percents, each written: a step's progress is an event.
+      LOCAL_RENDER_LATENCY_MS: '2500',
+      PROGRESS_WRITE_INTERVAL_MS: '0',
+      LOCAL_RENDER_FAULTS: 'true',
+      SSE_HEARTBEAT_MS: '200',
+      RECONCILE_INTERVAL_MS: '3600000',
+      RATE_LIMIT_GENERATE_PER_MIN: '1000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+    },
+    { workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ gw } = suite);
+  [t, other] = [await createTenant(suite.tdb.db, 10_000), await createTenant(suite.tdb.db, 1000)];
   dir = await mkdtemp(join(tmpdir(), 'pipeline-events-'));
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

@@ -10,24 +10,23 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { jobLedger, jobRow } from '../support/job-helpers.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { reconcilerOf } from '../support/reconciler.js';
 import { resetRun, runHistory } from '../support/resets.js';
 import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 /** The stall period the reconciler here uses: past it, a pipeline nobody moves on is restarted unless it was ended. */
 const STALL_MS = 1000;
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, {
+  suite = await startService({
     // The workers' own reconciler stays out of it: the test runs passes by hand.
     RECONCILE_INTERVAL_MS: '3600000',
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
@@ -35,14 +34,11 @@ before(async () => {
     // Each render takes this long, so the operator acts while step 1's job is at the renderer.
     LOCAL_RENDER_LATENCY_MS: '30000',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all');
+  ({ tdb, config, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 const reconciler = (stallMs: number) =>

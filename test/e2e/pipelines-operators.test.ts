@@ -6,34 +6,30 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { closedRun, resetRun, runHistory } from '../support/resets.js';
 import { jobLedger, jobRow } from '../support/job-helpers.js';
 import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, {
+  suite = await startService({
     RECONCILE_INTERVAL_MS: '3600000',
     RATE_LIMIT_GENERATE_PER_MIN: '1000',
     RATE_LIMIT_POLL_PER_MIN: '100000',
     LOCAL_RENDER_FAULTS: 'true',
   });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all');
+  ({ tdb, config, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 async function pipelineEnded(t: Tenant, id: string): Promise<any> {

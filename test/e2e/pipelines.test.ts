@@ -13,8 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { documentValidator } from '../support/openapi.js';
 import type { Config } from '../../shared/config.js';
 import { verifyWebhook } from '@mediagen/client/webhooks';
@@ -27,10 +27,10 @@ import { imageStep, videoStep } from '../support/pipeline-steps.js';
 import { pipelineWorkflowType } from '../../workflows/pipeline-types.js';
 import pino from 'pino';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 let assertMatchesDocument: ReturnType<typeof documentValidator>;
 const receiver = new Receiver();
 /** Provider submits seen by the workers, per job (the submit activity, run by a real interceptor). */
@@ -48,18 +48,19 @@ const countSubmits: ActivityInterceptorsFactory = (ctx) => ({
 });
 
 before(async () => {
-  tdb = await createTestDatabase();
-  config = testConfig(tdb.url, {
-    RECONCILE_INTERVAL_MS: '3600000',
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    LOCAL_RENDER_FAULTS: 'true',
-    WEBHOOK_ALLOW_LOOPBACK: 'true',
-    WEBHOOK_RETRY_INITIAL_MS: '100',
-  });
   await receiver.start();
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [countSubmits] });
+  suite = await startService(
+    {
+      RECONCILE_INTERVAL_MS: '3600000',
+      RATE_LIMIT_GENERATE_PER_MIN: '1000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      LOCAL_RENDER_FAULTS: 'true',
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_RETRY_INITIAL_MS: '100',
+    },
+    { workers: { activityInterceptors: [countSubmits] } },
+  );
+  ({ tdb, config, gw } = suite);
   const doc = await api(gw.baseUrl).get('/v1/openapi.json');
   assert.equal(doc.status, 200);
   assertMatchesDocument = documentValidator(doc.body);
@@ -68,9 +69,7 @@ before(async () => {
 
 after(async () => {
   await receiver.close();
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 /** The actor the talking steps use (an actor with a default voice, inserted once). */

@@ -7,8 +7,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, assertApiError, creditsOf, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, assertApiError, creditsOf, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { imageBody, jobLedger } from '../support/job-helpers.js';
 import { Holds } from '../support/holds.js';
 import { setHighPriorityAllowed } from '../../db/repos/workspace-priority.js';
@@ -20,30 +20,29 @@ const SLOTS = 1;
 const normalPrice = 4;
 const lowPrice = 3;
 
+let suite: Service;
 let tdb: TestDatabase;
 let gw: Gateway;
-let workers: Workers;
 const holds = new Holds();
 
 before(async () => {
-  tdb = await createTestDatabase();
-  const config = testConfig(tdb.url, {
-    PROVIDER_CONCURRENCY: `local=${SLOTS}`,
-    RATE_LIMIT_GENERATE_PER_MIN: '100000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    // The shared machine may be slow to answer a start: a start past its timeout is left to the
-    // reconciler, which picks it up within a few seconds here.
-    WORKFLOW_START_TIMEOUT_MS: '30000',
-    RECONCILE_INTERVAL_MS: '2000',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    {
+      PROVIDER_CONCURRENCY: `local=${SLOTS}`,
+      RATE_LIMIT_GENERATE_PER_MIN: '100000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      // The shared machine may be slow to answer a start: a start past its timeout is left to the
+      // reconciler, which picks it up within a few seconds here.
+      WORKFLOW_START_TIMEOUT_MS: '30000',
+      RECONCILE_INTERVAL_MS: '2000',
+    },
+    { workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 const client = (t: Tenant) => api(gw.baseUrl, t.apiKey);

@@ -4,29 +4,28 @@
 // polls costs one wait step, no timer, and one check that stores its outputs.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, type TestDatabase } from '../support/stack.js';
-import { startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, type TestDatabase } from '../support/stack.js';
+import { startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { createVideoOnFal, jobFinished } from '../support/job-helpers.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let gw: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
-  const config = testConfig(tdb.url, { ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+  suite = await startService(
+    { ...live.env, RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000', RECONCILE_INTERVAL_MS: '3600000' },
+    { roles: 'workflows,io,fetch,provider:fal' },
+  );
+  ({ tdb, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 describe('provider waits', () => {

@@ -7,8 +7,8 @@
 // there to download: the job ends completed, charged once, and ElevenLabs was paid for one speech.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, unhurriedLimits, type Tenant, type TestDatabase } from '../support/stack.js';
-import { creditsOf, startGateway, startWorkers, api, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, unhurriedLimits, type Tenant, type TestDatabase } from '../support/stack.js';
+import { creditsOf, startService, api, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { insertActor, insertVoice, jobObjectKeys } from '../support/fixtures.js';
@@ -17,31 +17,30 @@ import { jobLedger, jobRow } from '../support/job-helpers.js';
 import { catalog, priceFor } from '../../shared/catalog.js';
 import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let el: FakeElevenLabs;
 let config: Config;
 let gw: Gateway;
-let workers: Workers;
 const credits = 1000;
 
 before(async () => {
-  tdb = await createTestDatabase();
   [live, el] = await Promise.all([startLiveFal(), startFakeElevenLabs()]);
-  config = testConfig(tdb.url, {
-    ...live.env,
-    ...el.env,
-    ...unhurriedLimits,
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal,provider:elevenlabs');
+  suite = await startService(
+    {
+      ...live.env,
+      ...el.env,
+      ...unhurriedLimits,
+    },
+    { roles: 'workflows,io,fetch,provider:fal,provider:elevenlabs' },
+  );
+  ({ tdb, config, gw } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
+  await suite?.close();
   await Promise.all([live?.close(), el?.close()]);
-  await tdb?.drop();
 });
 
 const speechesOf = (script: string) => el.requestsOf('tts').filter((r) => (r.json as { text?: string }).text === script).length;

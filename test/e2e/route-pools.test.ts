@@ -7,8 +7,8 @@
 // waits was never submitted and is refunded in full.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, startGateway, startWorkers, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, startService, type InProcessGateway as Gateway, type Service } from '../support/services.js';
 import { startLiveFal, type LiveFal } from '../support/fake-providers/live-fal.js';
 import { imageBody, jobFinished, jobLedger } from '../support/job-helpers.js';
 import { slotUsage } from '../../db/repos/route-slots.js';
@@ -18,30 +18,29 @@ import { SLOT_WAITER_FRESH_MS } from '../../shared/route-slots.js';
 const price = 4;
 const slots = 2;
 
+let suite: Service;
 let tdb: TestDatabase;
 let live: LiveFal;
 let gateway: Gateway;
-let workers: Workers;
 
 before(async () => {
-  tdb = await createTestDatabase();
   live = await startLiveFal();
-  const config = testConfig(tdb.url, {
-    ...live.env,
-    ROUTE_SLOTS: `fal=${slots}`,
-    RATE_LIMIT_GENERATE_PER_MIN: '100000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    RECONCILE_INTERVAL_MS: '3600000',
-  });
-  gateway = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:fal');
+  suite = await startService(
+    {
+      ...live.env,
+      ROUTE_SLOTS: `fal=${slots}`,
+      RATE_LIMIT_GENERATE_PER_MIN: '100000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      RECONCILE_INTERVAL_MS: '3600000',
+    },
+    { roles: 'workflows,io,fetch,provider:fal' },
+  );
+  ({ tdb, gw: gateway } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gateway?.close();
+  await suite?.close();
   await live?.close();
-  await tdb?.drop();
 });
 
 async function create(t: Tenant, prompt: string): Promise<string> {

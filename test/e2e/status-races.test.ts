@@ -12,8 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { reconcilerOf } from '../support/reconciler.js';
-import { createTenant, insertImageJob, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway as Gateway, type Workers } from '../support/services.js';
+import { createTenant, insertImageJob, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, creditsOf, startService, waitForJobStatus, type InProcessGateway as Gateway, type Service, type Workers } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { jobObjectKeys, probeUrl } from '../support/fixtures.js';
 import * as jobsRepo from '../../db/repos/jobs.js';
@@ -21,6 +21,7 @@ import { jobToStart, startJobWorkflow } from '../../workflows/client.js';
 import type { Config } from '../../shared/config.js';
 import { createImage, jobLedger } from '../support/job-helpers.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: Gateway;
@@ -29,17 +30,16 @@ const holds = new Holds();
 const price = 4; // nano-banana-2, one image
 
 before(async () => {
-  tdb = await createTestDatabase();
   // The reconciler is driven by hand (runOnce).
-  config = testConfig(tdb.url, { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    { RECONCILE_INTERVAL_MS: '3600000', RATE_LIMIT_GENERATE_PER_MIN: '1000', RATE_LIMIT_POLL_PER_MIN: '100000' },
+    { workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, config, gw, workers } = suite);
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 const create = (t: Tenant, prompt: string) => createImage(gw.baseUrl, t, prompt);

@@ -12,19 +12,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTenant, createTestDatabase, testConfig, type Tenant, type TestDatabase } from '../support/stack.js';
-import {
-  api,
-  assertApiError,
-  creditsOf,
-  startGateway,
-  startService,
-  startWorkers,
-  waitForJobStatus,
-  type InProcessGateway,
-  type Service,
-  type Workers,
-} from '../support/services.js';
+import { createTenant, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, assertApiError, creditsOf, startService, waitForJobStatus, type InProcessGateway, type Service } from '../support/services.js';
 import { startFakeElevenLabs, type FakeElevenLabs } from '../support/fake-providers/elevenlabs.js';
 import { startFakeFal, type FakeFal } from '../support/fake-providers/fal.js';
 import { insertActor, insertUpload, insertVoice, jobObjectKeys } from '../support/fixtures.js';
@@ -236,9 +225,9 @@ describe('talking actor over a background video', () => {
 });
 
 describe('talking actor over a background video, on the live route (ElevenLabs speech, fal lipsync: local fakes)', () => {
+  let suite: Service;
   let tdb: TestDatabase;
   let gw: InProcessGateway;
-  let workers: Workers;
   let el: FakeElevenLabs;
   let fal: FakeFal;
 
@@ -251,25 +240,24 @@ describe('talking actor over a background video, on the live route (ElevenLabs s
       if (/^\/files\/[^/]+\.mp4$/.test(req.url ?? '')) res.writeHead(200, { 'content-type': 'video/mp4' }).end(lipsync);
       else res.writeHead(404).end();
     });
-    tdb = await createTestDatabase();
-    const config = testConfig(tdb.url, {
-      PROVIDERS_MODE: 'live',
-      ...el.env,
-      FAL_KEY: fal.key,
-      FAL_QUEUE_URL: fal.url,
-      FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
-      FETCH_EXTRA_CA_FILE: remote.caFile,
-      PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
-      RECONCILE_INTERVAL_MS: '3600000',
-    });
-    gw = await startGateway(config, tdb.db);
-    workers = await startWorkers(config, tdb.db, 'workflows,io,fetch,provider:elevenlabs,provider:fal');
+    suite = await startService(
+      {
+        PROVIDERS_MODE: 'live',
+        ...el.env,
+        FAL_KEY: fal.key,
+        FAL_QUEUE_URL: fal.url,
+        FETCH_ALLOW_LOOPBACK_ORIGIN: remote.origin,
+        FETCH_EXTRA_CA_FILE: remote.caFile,
+        PROVIDER_OUTPUT_HOSTS: '127.0.0.1',
+        RECONCILE_INTERVAL_MS: '3600000',
+      },
+      { roles: 'workflows,io,fetch,provider:elevenlabs,provider:fal' },
+    );
+    ({ tdb, gw } = suite);
   });
 
   after(async () => {
-    await workers?.stop();
-    await gw?.close();
-    await tdb?.drop();
+    await suite?.close();
     await Promise.all([el?.close(), fal?.close()]);
   });
 

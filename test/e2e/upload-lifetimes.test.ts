@@ -9,34 +9,35 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createTenant, createTestDatabase, testConfig, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
-import { api, assertApiError, creditsOf, startGateway, startWorkers, waitForJobStatus, type InProcessGateway, type Workers } from '../support/services.js';
+import { createTenant, waitFor, type Tenant, type TestDatabase } from '../support/stack.js';
+import { api, assertApiError, creditsOf, startService, waitForJobStatus, type InProcessGateway, type Service } from '../support/services.js';
 import { Holds } from '../support/holds.js';
 import { completedDirectUpload, multipartUpload } from '../support/uploads.js';
 import { renderImage, renderVideo } from '../../activities/providers/local/media.js';
 import { createUploadSweeper } from '../../worker/upload-sweeper.js';
 import type { Config } from '../../shared/config.js';
 
+let suite: Service;
 let tdb: TestDatabase;
 let config: Config;
 let gw: InProcessGateway;
-let workers: Workers;
 const holds = new Holds();
 let png: Buffer;
 let mp4: Buffer;
 
 before(async () => {
-  tdb = await createTestDatabase();
   // The sweep is driven by hand (runOnce), so its timing is the test's.
-  config = testConfig(tdb.url, {
-    RECONCILE_INTERVAL_MS: '3600000',
-    RATE_LIMIT_GENERATE_PER_MIN: '1000',
-    RATE_LIMIT_POLL_PER_MIN: '100000',
-    UPLOAD_RETENTION_SECONDS: '3600',
-    UPLOAD_MAX_RETENTION_SECONDS: '86400',
-  });
-  gw = await startGateway(config, tdb.db);
-  workers = await startWorkers(config, tdb.db, 'all', { activityInterceptors: [holds.activityInterceptor] });
+  suite = await startService(
+    {
+      RECONCILE_INTERVAL_MS: '3600000',
+      RATE_LIMIT_GENERATE_PER_MIN: '1000',
+      RATE_LIMIT_POLL_PER_MIN: '100000',
+      UPLOAD_RETENTION_SECONDS: '3600',
+      UPLOAD_MAX_RETENTION_SECONDS: '86400',
+    },
+    { workers: { activityInterceptors: [holds.activityInterceptor] } },
+  );
+  ({ tdb, config, gw } = suite);
   png = await renderImage({ prompt: 'an upload with a lifetime', width: 320, height: 320 });
   const dir = await mkdtemp(join(tmpdir(), 'lifetimes-'));
   try {
@@ -48,9 +49,7 @@ before(async () => {
 });
 
 after(async () => {
-  await workers?.stop();
-  await gw?.close();
-  await tdb?.drop();
+  await suite?.close();
 });
 
 const sweep = () => createUploadSweeper({ config, db: tdb.db, storage: gw.storage, logger: pino({ level: 'silent' }) }).runOnce();
