@@ -1,8 +1,8 @@
 // The in-process harness: our own processes' code started in this process against the real stack,
 // the gateway (over HTTP on a loopback port) and a worker fleet (real Temporal workers polling the
 // suite's task queues), on a database of the suite's own. Suites start their stack with
-// startService; startGateway and startWorkers remain for the suites that need two gateways or
-// several worker fleets in one suite.
+// startService; startGateway and startWorkers are its parts, for the suites that need a gateway
+// alone, more workers beside it or several gateways.
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
