@@ -76,9 +76,10 @@ function describeTls(s: TemporalSettings): string {
 // What the two transports say when TLS fails: grpc-js (Node's TLS errors) and the Rust core (rustls
 // through tonic/hyper). With TLS 1.3 a server that refuses the client certificate does so after the
 // client's handshake finished, so the client sees the connection reset or closed (hyper's "connection
-// closed" as its first call is canceled, or a broken pipe as it writes that call) rather than an alert.
+// closed" or "connection was not ready" as its first call is canceled, or a broken pipe as it writes
+// that call) rather than an alert.
 const TLS_FAILURE =
-  /certificate|x509|handshake|tls|ssl|alert|issuer|UnknownCA|BadCertificate|CERT_|self.signed|ConnectionReset|ECONNRESET|connection closed|BrokenPipe|EPIPE/i;
+  /certificate|x509|handshake|tls|ssl|alert|issuer|UnknownCA|BadCertificate|CERT_|self.signed|ConnectionReset|ECONNRESET|connection closed|connection was not ready|BrokenPipe|EPIPE/i;
 const AUTH_FAILURE = /unauthenticated|unauthori[sz]ed|permission denied|api key|invalid token|jwt/i;
 
 /** A connect failure said in terms of the settings: the files involved, never key material. */

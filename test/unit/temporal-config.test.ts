@@ -128,6 +128,7 @@ describe('connect failures over TLS', () => {
   // What the Rust core said when the frontend refused the client certificate (TLS 1.3: after the handshake).
   const refusals = [
     `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection closed"))`,
+    `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: tonic::transport::Error(Transport, hyper::Error(Canceled, "connection was not ready"))`,
     `Failed to call GetSystemInfo: code: 'Unknown error', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Os { code: 104, kind: ConnectionReset, message: "Connection reset by peer" }))`,
     `Failed to call GetSystemInfo: code: 'Unknown error', message: "transport error", source: tonic::transport::Error(Transport, hyper::Error(Io, Custom { kind: BrokenPipe, error: "stream closed because of a broken pipe" }))`,
   ];
